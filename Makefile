@@ -1,0 +1,48 @@
+# iopred build. `make` builds the library, the command and the header into
+# build/; `make test` runs every test; `make bench` the benchmarks; `make demo`
+# traces the bundled example workload and prints its summary.
+
+GO      ?= go
+CC      ?= gcc
+BUILD   := build
+# Asynchronous preemption signals could reach the host program's threads and
+# turn into EINTR there: the library's Go runtime never sends them.
+LIB_LDFLAGS := -X=runtime.godebugDefault=asyncpreemptoff=1
+
+.PHONY: all lib cli header test bench demo clean FORCE
+
+all: lib cli header
+
+lib: $(BUILD)/libiopred.so
+cli: $(BUILD)/iopred
+header: $(BUILD)/include/iopred.h
+
+# Go's build cache decides what is stale; make always asks it.
+$(BUILD)/libiopred.so: FORCE
+	@mkdir -p $(BUILD)
+	CGO_ENABLED=1 $(GO) build -buildmode=c-shared -trimpath -ldflags '$(LIB_LDFLAGS)' -o $@ ./preload
+	@rm -f $(BUILD)/libiopred.h
+
+$(BUILD)/iopred: FORCE
+	@mkdir -p $(BUILD)
+	$(GO) build -trimpath -o $@ ./analyzer/cmd/iopred
+
+$(BUILD)/include/iopred.h: preload/iopred.h
+	@mkdir -p $(BUILD)/include
+	cp preload/iopred.h $@
+
+test: all
+	$(GO) vet ./...
+	$(GO) test -count=1 -timeout 60m ./...
+
+bench: all
+	$(GO) test -run '^$$' -bench . -benchmem -timeout 60m ./...
+
+demo: all
+	bash tests/demo.sh
+
+clean:
+	rm -rf $(BUILD)
+	$(GO) clean -testcache
+
+FORCE:

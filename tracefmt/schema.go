@@ -1,0 +1,137 @@
+// Package tracefmt defines the iopred trace: its records, a streaming writer
+// that emits JSON lines in independent zstd frames, a reader that tolerates a
+// truncated tail, and importers for other tools' traces.
+//
+// A trace is one file per process, named
+// <exe>.<host>.<pid>[.r<rank>].iopred.zst. Its content is a sequence of
+// independent zstd frames; each frame holds whole JSON lines, one record per
+// line. Because every frame is self-contained (the delta encoding of events
+// restarts in each frame), a process killed mid-run loses at most its last
+// unclosed frame. The on-disk field names are short; the types below carry
+// the long names that programs and the `iopred events` output use.
+package tracefmt
+
+// FormatVersion is the version written in every header and the highest one
+// the reader accepts.
+const FormatVersion = 1
+
+// FileSuffix ends the name of every iopred trace file.
+const FileSuffix = ".iopred.zst"
+
+// Layer names the interface through which the application made a call.
+type Layer string
+
+// The layers iopred records.
+const (
+	LayerPOSIX Layer = "posix"
+	LayerStdio Layer = "stdio"
+	LayerMPIIO Layer = "mpiio"
+)
+
+// Kind tells which record a trace line holds.
+type Kind string
+
+// Record kinds, as written in the "k" field of each line.
+const (
+	KindHeader  Kind = "h"
+	KindContext Kind = "c"
+	KindFile    Kind = "f"
+	KindEvent   Kind = "e"
+	KindProc    Kind = "p"
+	KindFooter  Kind = "z"
+)
+
+// Header is the first record of a trace.
+type Header struct {
+	Version      int      `json:"v"`
+	Program      string   `json:"prog"`
+	Args         []string `json:"args,omitempty"`
+	Host         string   `json:"host"`
+	PID          int      `json:"pid"`
+	PPID         int      `json:"ppid"`
+	Rank         *int     `json:"rank"`
+	StartUnixNs  int64    `json:"t0_unix_ns"` // wall clock at the time anchor
+	StartMonoNs  int64    `json:"t0_mono_ns"` // CLOCK_MONOTONIC at the anchor; event times count from it
+	ContextDepth int      `json:"ctx_depth"`
+	Library      string   `json:"lib"` // iopred version that wrote the trace
+}
+
+// Frame is one call-stack frame of a context, symbolised so that it is
+// stable across runs despite address randomisation.
+type Frame struct {
+	Module   string `json:"mod"`          // path of the executable or shared object
+	Offset   uint64 `json:"off"`          // return address minus the module's load base
+	Function string `json:"fn,omitempty"` // symbol name where the module exports one
+}
+
+// Context defines a context symbol: the call stack above an interposed
+// call. ID is a hash of the frames (modules and offsets), kept below 2^53 so
+// that it survives JSON tools that read numbers as doubles.
+type Context struct {
+	ID     uint64  `json:"id"`
+	Frames []Frame `json:"frames"`
+}
+
+// File defines a file id used by events.
+type File struct {
+	ID   uint32 `json:"id"`
+	Path string `json:"path"`
+}
+
+// NoOffset marks an event without a file offset (metadata calls such as
+// stat, unlink or close).
+const NoOffset int64 = -1
+
+// Event is one intercepted call.
+type Event struct {
+	Layer   Layer  // derived from Op
+	Op      string // the function the program called: "pwrite", "fwrite", ...
+	FileID  uint32 // 0 when the call names no file known to the trace
+	Path    string // filled in by the reader from the file table
+	Offset  int64  // byte offset the call started at, or NoOffset
+	Size    int64  // bytes requested (0 for calls without a size)
+	Ret     int64  // return value as the program saw it
+	StartNs int64  // ns since Header.StartMonoNs
+	EndNs   int64
+	Tid     int32
+	Ctx     uint64 // context id (0 when capture is off)
+	Errno   int32  // 0 when the call succeeded
+	Rank    *int   // from the header, filled in by the reader
+	PID     int    // from the header, filled in by the reader
+	// Aux carries a second operand: the other fd's file for dup and
+	// copy_file_range, the flags of open, the whence of lseek.
+	Aux int64
+}
+
+// Proc is a process event: fork (Child set), exec (Path set), or exit.
+type Proc struct {
+	Op     string `json:"op"` // "fork", "exec", "exit"
+	TimeNs int64  `json:"t"`
+	Child  int    `json:"child,omitempty"`
+	Path   string `json:"path,omitempty"`
+	Status int    `json:"status,omitempty"`
+}
+
+// Footer closes a trace. A trace whose process exec'd and failed to exec
+// may hold records after a footer; the last footer counts.
+type Footer struct {
+	Reason  string `json:"reason"` // "exit" or "exec"
+	EndNs   int64  `json:"t"`
+	Events  uint64 `json:"events"`
+	Bytes   uint64 `json:"bytes"`   // bytes moved by data calls
+	Dropped uint64 `json:"dropped"` // events lost (drop mode only)
+	// Model is the per-process model's summary, if a model ran.
+	Model map[string]any `json:"model,omitempty"`
+}
+
+// Record is one decoded trace line; exactly one of the pointers is set,
+// the one Kind names.
+type Record struct {
+	Kind    Kind
+	Header  *Header
+	Context *Context
+	File    *File
+	Event   *Event
+	Proc    *Proc
+	Footer  *Footer
+}
