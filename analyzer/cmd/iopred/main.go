@@ -89,3 +89,7 @@ func runMain(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 }
+
+// prefetchReplay runs `iopred replay --prefetch`; the prefetch evaluation
+// sets it from its own file so that replay need not import it directly.
+var prefetchReplay func(args []string, stdout, stderr io.Writer) error
