@@ -90,7 +90,8 @@ type Event struct {
 	Path    string // filled in by the reader from the file table
 	Offset  int64  // byte offset the call started at, or NoOffset
 	Size    int64  // bytes requested (0 for calls without a size)
-	Ret     int64  // return value as the program saw it
+	Ret     int64  // return value as the program saw it (pointers: 1, or 0 for NULL)
+	Bytes   int64  // bytes the call moved: for fwrite, items times item size
 	StartNs int64  // ns since Header.StartMonoNs
 	EndNs   int64
 	Tid     int32
