@@ -1,0 +1,74 @@
+package tracefmt
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"testing"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// FuzzReader feeds arbitrary bytes to the reader: it must never panic nor
+// hang, and must fail only with a *FormatError, a *TruncatedError or io.EOF.
+func FuzzReader(f *testing.F) {
+	f.Add(writeTrace(f, testHeader(), WriterOptions{FrameBytes: 300}, loopRecords(40, 1)))
+	f.Add(writeTrace(f, testHeader(), WriterOptions{}, []record{{footer: &Footer{Reason: "exit"}}}))
+	f.Add([]byte("not a trace"))
+	f.Add([]byte{})
+	checkReader(f, func(t *testing.T, data []byte) { readAllChecked(t, data) })
+}
+
+// FuzzReaderFrames fuzzes the decompressed content: the fuzzer's bytes
+// become the lines of a well-framed trace, which exercises the line
+// parser rather than the zstd decoder.
+func FuzzReaderFrames(f *testing.F) {
+	hdr := `{"k":"h","v":1,"prog":"p","host":"h","pid":1,"ppid":0,"rank":2,"t0_unix_ns":0,"t0_mono_ns":0,"ctx_depth":0,"lib":""}` + "\n"
+	f.Add([]byte(`{"k":"c","i":1,"id":5,"frames":[{"mod":"m","off":1}]}` + "\n" + `{"k":"f","id":1,"path":"/x"}` + "\n" +
+		`{"k":"e","o":"pwrite","f":1,"c":1,"i":3,"s":10,"x":-5,"t":100,"d":5}` + "\n" + `{"k":"e","o":"read","nx":1,"r":-1,"e":9,"t":1,"d":5}` + "\n" +
+		`{"k":"p","op":"fork","t":3,"child":9}` + "\n" + `{"k":"z","reason":"exit","model":{"a":1}}` + "\n"))
+	f.Add([]byte(`{"k":"e","o":"w\u0072ite","t":1,"d":1,"b":3,"a":-9223372036854775808}` + "\n"))
+	enc, err := zstd.NewWriter(nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	checkReader(f, func(t *testing.T, body []byte) {
+		data := enc.EncodeAll([]byte(hdr), nil)
+		data = enc.EncodeAll(body, data)
+		readAllChecked(t, data)
+	})
+}
+
+func checkReader(f *testing.F, fn func(*testing.T, []byte)) { f.Fuzz(fn) }
+
+func readAllChecked(t *testing.T, data []byte) {
+	r, err := NewReader(bytes.NewReader(data), "fuzz")
+	if err != nil {
+		checkErr(t, err)
+		return
+	}
+	defer r.Close()
+	for i := 0; ; i++ {
+		rec, err := r.Next()
+		if err != nil {
+			checkErr(t, err)
+			return
+		}
+		if rec.Event != nil {
+			if _, err := rec.Event.MarshalJSON(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if i > len(data)*8+16 {
+			t.Fatal("more records than the input can hold")
+		}
+	}
+}
+
+func checkErr(t *testing.T, err error) {
+	var fe *FormatError
+	var te *TruncatedError
+	if err != io.EOF && !errors.As(err, &fe) && !errors.As(err, &te) {
+		t.Fatalf("unexpected error type %T: %v", err, err)
+	}
+}

@@ -1,0 +1,46 @@
+package tracefmt
+
+import "strings"
+
+// LayerOf names the interface an operation belongs to: the stdio calls
+// (fopen, fwrite, fprintf, ...) are LayerStdio, the MPI_File_* calls are
+// LayerMPIIO, everything else is LayerPOSIX.
+func LayerOf(op string) Layer {
+	if strings.HasPrefix(op, "MPI_") {
+		return LayerMPIIO
+	}
+	switch op {
+	case "fopen", "fopen64", "fdopen", "freopen", "freopen64", "fclose", "fflush",
+		"fread", "fwrite", "fputs", "fputc", "fprintf", "vfprintf", "fgets", "fgetc", "fscanf",
+		"fseek", "fseeko", "fseeko64", "ftell", "ftello", "rewind":
+		return LayerStdio
+	}
+	return LayerPOSIX
+}
+
+// IsData reports whether op moves file data: every call that IsRead or
+// IsWrite accepts.
+func IsData(op string) bool {
+	return IsRead(op) || IsWrite(op)
+}
+
+// IsRead reports whether op reads file data. copy_file_range counts as a
+// read: its event names the input file (the output file is in Aux).
+func IsRead(op string) bool {
+	switch op {
+	case "read", "pread", "pread64", "readv", "preadv", "preadv64", "preadv2",
+		"copy_file_range", "fread", "fgets", "fgetc", "fscanf":
+		return true
+	}
+	return strings.HasPrefix(op, "MPI_File_read") || strings.HasPrefix(op, "MPI_File_iread")
+}
+
+// IsWrite reports whether op writes file data.
+func IsWrite(op string) bool {
+	switch op {
+	case "write", "pwrite", "pwrite64", "writev", "pwritev", "pwritev64", "pwritev2",
+		"fwrite", "fputs", "fputc", "fprintf", "vfprintf":
+		return true
+	}
+	return strings.HasPrefix(op, "MPI_File_write") || strings.HasPrefix(op, "MPI_File_iwrite")
+}

@@ -1,0 +1,932 @@
+package tracefmt
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// Limits that keep a hostile file from exhausting memory. The writer's
+// frames hold FrameBytes (1 MiB by default) plus one record.
+const (
+	// MaxFrameData bounds the decompressed size of one frame.
+	MaxFrameData = 64 << 20
+	// maxFrameRaw bounds the compressed size of one frame.
+	maxFrameRaw = 64 << 20
+	// maxCtxIndexGap bounds how far beyond the known contexts a context
+	// record's index may jump (the writer numbers them 1, 2, 3, ...).
+	maxCtxIndexGap = 1 << 16
+	// maxOps bounds the table of interned operation names.
+	maxOps = 4096
+)
+
+const (
+	zstdMagic          = 0xFD2FB528
+	skippableMagicMask = 0xFFFFFFF0
+	skippableMagic     = 0x184D2A50
+	maxBlockSize       = 128 << 10
+)
+
+// TruncatedError reports a trace that ends early: inside a frame (the
+// process was killed while writing it, or the file was cut), or without a
+// footer. Every record before Offset has been returned.
+type TruncatedError struct {
+	File   string
+	Offset int64 // byte offset of the first frame that could not be read
+	Reason string
+}
+
+func (e *TruncatedError) Error() string {
+	return fmt.Sprintf("%s: truncated trace at byte %d: %s", e.File, e.Offset, e.Reason)
+}
+
+// FormatError reports corrupt or foreign input.
+type FormatError struct {
+	File   string
+	Offset int64  // byte offset of the frame holding the fault
+	Line   int    // line within the decompressed frame, from 1; 0 when the frame itself is bad
+	Field  string // the record field at fault, if any
+	Err    error
+}
+
+func (e *FormatError) Error() string {
+	s := fmt.Sprintf("%s: frame at byte %d", e.File, e.Offset)
+	if e.Line > 0 {
+		s += fmt.Sprintf(", line %d", e.Line)
+	}
+	if e.Field != "" {
+		s += fmt.Sprintf(", field %q", e.Field)
+	}
+	return s + ": " + e.Err.Error()
+}
+
+func (e *FormatError) Unwrap() error { return e.Err }
+
+// errEndOfInput marks the end of the input exactly at a frame boundary.
+var errEndOfInput = errors.New("end of input")
+
+// Reader streams the records of a trace. Its memory holds one frame and
+// the context and file tables, never the events already returned.
+type Reader struct {
+	name   string
+	br     *bufio.Reader
+	closer io.Closer
+	dec    *zstd.Decoder
+
+	off      int64 // bytes consumed from the input
+	frameOff int64 // offset of the frame being read
+	raw      []byte
+	data     []byte
+	pos      int // start of the next line in data
+	line     int // lines consumed in the current frame
+	err      error
+
+	hdr        Header
+	rank       *int
+	contexts   map[uint64]Context
+	ctxByIndex []uint64 // per-trace index -> context id; 0 = undefined
+	files      map[uint32]File
+	footer     *Footer
+	endsClean  bool // the last record read was a footer
+	ops        map[string]string
+
+	// Delta state of the current frame.
+	prevStart int64
+	prevTid   int32
+	prevFile  uint32
+	ends      fileEnds
+}
+
+// Open opens the trace at path and reads its header. Close releases the
+// file.
+func Open(path string) (*Reader, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	r, err := newReader(f, path, f)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// NewReader reads a trace from r and reads its header; name stands for the
+// input in error messages. Close does not close r.
+func NewReader(r io.Reader, name string) (*Reader, error) {
+	return newReader(r, name, nil)
+}
+
+func newReader(in io.Reader, name string, closer io.Closer) (*Reader, error) {
+	dec, err := newDecoder()
+	if err != nil {
+		return nil, fmt.Errorf("tracefmt: zstd decoder: %w", err)
+	}
+	r := &Reader{
+		name:     name,
+		br:       bufio.NewReaderSize(in, 256<<10),
+		closer:   closer,
+		dec:      dec,
+		contexts: make(map[uint64]Context),
+		files:    make(map[uint32]File),
+		ops:      make(map[string]string),
+	}
+	if err := r.readHeader(); err != nil {
+		dec.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// newDecoder returns a zstd decoder whose memory is bounded, whatever the
+// frame headers claim.
+func newDecoder() (*zstd.Decoder, error) {
+	return zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true),
+		zstd.WithDecoderMaxMemory(MaxFrameData), zstd.WithDecoderMaxWindow(MaxFrameData))
+}
+
+func (r *Reader) readHeader() error {
+	for r.pos >= len(r.data) {
+		if err := r.readFrame(); err != nil {
+			if err == errEndOfInput {
+				return &TruncatedError{File: r.name, Offset: r.off, Reason: "no header: the file is empty"}
+			}
+			var fe *FormatError
+			if errors.As(err, &fe) && r.off <= 4 {
+				fe.Err = fmt.Errorf("not an iopred trace: %w", fe.Err)
+			}
+			return err
+		}
+	}
+	line, err := r.nextLine()
+	if err != nil {
+		return err
+	}
+	kind, err := lineKind(line)
+	if err != nil || kind != KindHeader {
+		return r.formatError("k", errors.New("not an iopred trace: the first record is not a header"))
+	}
+	var h Header
+	if err := json.Unmarshal(line, &h); err != nil {
+		return r.formatError("", fmt.Errorf("header: %w", err))
+	}
+	if h.Version > FormatVersion {
+		return r.formatError("v", fmt.Errorf("format version %d is newer than this reader's (%d): upgrade iopred", h.Version, FormatVersion))
+	}
+	if h.Version < 1 {
+		return r.formatError("v", fmt.Errorf("bad format version %d", h.Version))
+	}
+	r.hdr = h
+	if h.Rank != nil {
+		rank := *h.Rank
+		r.rank = &rank
+	}
+	return nil
+}
+
+// Header returns the trace's header.
+func (r *Reader) Header() Header { return r.hdr }
+
+// Contexts returns every context defined so far, by id. The map belongs to
+// the Reader: do not modify it.
+func (r *Reader) Contexts() map[uint64]Context { return r.contexts }
+
+// Files returns every file defined so far, by id (the latest definition of
+// a reused id). The map belongs to the Reader: do not modify it.
+func (r *Reader) Files() map[uint32]File { return r.files }
+
+// Footer returns the last footer read, or nil when none was read yet (or the
+// trace has none).
+func (r *Reader) Footer() *Footer { return r.footer }
+
+// Close releases the decoder, and the file if Open opened it.
+func (r *Reader) Close() error {
+	r.dec.Close()
+	if r.err == nil {
+		r.err = errors.New("tracefmt: reader closed")
+	}
+	if r.closer != nil {
+		c := r.closer
+		r.closer = nil
+		return c.Close()
+	}
+	return nil
+}
+
+// Next returns the next record after the header. Each call returns fresh
+// values that the caller may keep. At a clean end (a footer, then the end
+// of the input at a frame boundary) it returns io.EOF; when the input ends
+// inside a frame or without a footer, a *TruncatedError after every record
+// of the complete frames; on corrupt input a *FormatError. Records after an
+// error are never returned: the error repeats.
+func (r *Reader) Next() (Record, error) {
+	for {
+		if r.err != nil {
+			return Record{}, r.err
+		}
+		if r.pos >= len(r.data) {
+			if err := r.readFrame(); err != nil {
+				if err == errEndOfInput {
+					if r.endsClean {
+						err = io.EOF
+					} else {
+						err = &TruncatedError{File: r.name, Offset: r.off,
+							Reason: "the trace ends without a footer (the process was killed, or is still running)"}
+					}
+				}
+				r.err = err
+				return Record{}, err
+			}
+			continue
+		}
+		line, err := r.nextLine()
+		if err != nil {
+			r.err = err
+			return Record{}, err
+		}
+		rec, ok, err := r.parse(line)
+		if err != nil {
+			r.err = err
+			return Record{}, err
+		}
+		if ok {
+			return rec, nil
+		}
+	}
+}
+
+// ReadAll opens the trace at path and calls fn on every record after the
+// header. It returns the header and the first error from the reader
+// (io.EOF excepted) or from fn.
+func ReadAll(path string, fn func(Record) error) (Header, error) {
+	r, err := Open(path)
+	if err != nil {
+		return Header{}, err
+	}
+	defer r.Close()
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			return r.hdr, nil
+		}
+		if err != nil {
+			return r.hdr, err
+		}
+		if err := fn(rec); err != nil {
+			return r.hdr, err
+		}
+	}
+}
+
+func (r *Reader) formatError(field string, err error) error {
+	return &FormatError{File: r.name, Offset: r.frameOff, Line: r.line, Field: field, Err: err}
+}
+
+func (r *Reader) nextLine() ([]byte, error) {
+	rest := r.data[r.pos:]
+	i := bytes.IndexByte(rest, '\n')
+	r.line++
+	if i < 0 {
+		r.pos = len(r.data)
+		return nil, r.formatError("", errors.New("the frame's last line has no newline"))
+	}
+	r.pos += i + 1
+	return rest[:i], nil
+}
+
+// take appends n bytes of input to r.raw.
+func (r *Reader) take(n int, start int64, what string) error {
+	if len(r.raw)+n > maxFrameRaw {
+		return &FormatError{File: r.name, Offset: start, Err: fmt.Errorf("zstd frame larger than %d bytes", maxFrameRaw)}
+	}
+	old := len(r.raw)
+	r.raw = append(r.raw, make([]byte, n)...)
+	got, err := io.ReadFull(r.br, r.raw[old:])
+	r.off += int64(got)
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		return &TruncatedError{File: r.name, Offset: start, Reason: what + " cut off"}
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", r.name, err)
+	}
+	return nil
+}
+
+// readFrame reads and decodes the next zstd frame. Frame boundaries are
+// found from the block headers, so that a frame cut short is recognised
+// without decoding any of it.
+func (r *Reader) readFrame() error {
+	for {
+		start := r.off
+		if _, err := r.br.Peek(1); err == io.EOF {
+			return errEndOfInput
+		}
+		r.raw = r.raw[:0]
+		if err := r.take(4, start, "frame header"); err != nil {
+			return err
+		}
+		magic := binary.LittleEndian.Uint32(r.raw)
+		if magic&skippableMagicMask == skippableMagic {
+			if err := r.take(4, start, "skippable frame"); err != nil {
+				return err
+			}
+			n := binary.LittleEndian.Uint32(r.raw[4:])
+			got, err := r.br.Discard(int(min(n, maxFrameRaw)))
+			r.off += int64(got)
+			if n > maxFrameRaw {
+				return &FormatError{File: r.name, Offset: start, Err: errors.New("skippable frame too large")}
+			}
+			if err != nil {
+				return &TruncatedError{File: r.name, Offset: start, Reason: "skippable frame cut off"}
+			}
+			continue
+		}
+		if magic != zstdMagic {
+			return &FormatError{File: r.name, Offset: start, Err: fmt.Errorf("not a zstd frame (magic %#08x)", magic)}
+		}
+		if err := r.take(1, start, "frame header"); err != nil {
+			return err
+		}
+		fhd := r.raw[4]
+		single := fhd&0x20 != 0
+		n := [4]int{0, 1, 2, 4}[fhd&3] // dictionary id
+		if !single {
+			n++ // window descriptor
+		}
+		switch fhd >> 6 {
+		case 0:
+			if single {
+				n++
+			}
+		case 1:
+			n += 2
+		case 2:
+			n += 4
+		case 3:
+			n += 8
+		}
+		if err := r.take(n, start, "frame header"); err != nil {
+			return err
+		}
+		for {
+			if err := r.take(3, start, "frame"); err != nil {
+				return err
+			}
+			bh := r.raw[len(r.raw)-3:]
+			h := uint32(bh[0]) | uint32(bh[1])<<8 | uint32(bh[2])<<16
+			last, typ, size := h&1 != 0, (h>>1)&3, int(h>>3)
+			switch typ {
+			case 1: // RLE: one byte repeated size times
+				size = 1
+			case 3:
+				return &FormatError{File: r.name, Offset: start, Err: errors.New("zstd block of reserved type")}
+			}
+			if size > maxBlockSize {
+				return &FormatError{File: r.name, Offset: start, Err: errors.New("zstd block larger than 128 KiB")}
+			}
+			if err := r.take(size, start, "frame"); err != nil {
+				return err
+			}
+			if last {
+				break
+			}
+		}
+		if fhd&4 != 0 {
+			if err := r.take(4, start, "frame checksum"); err != nil {
+				return err
+			}
+		}
+		data, err := r.dec.DecodeAll(r.raw, r.data[:0])
+		if err != nil {
+			return &FormatError{File: r.name, Offset: start, Err: fmt.Errorf("zstd: %w", err)}
+		}
+		r.data, r.pos, r.line, r.frameOff = data, 0, 0, start
+		r.prevStart, r.prevTid, r.prevFile = 0, 0, 0
+		r.ends.reset()
+		return nil
+	}
+}
+
+// lineKind returns the "k" field of a line that is not parsed otherwise.
+func lineKind(line []byte) (Kind, error) {
+	var k struct {
+		K *string `json:"k"`
+	}
+	if err := json.Unmarshal(line, &k); err != nil {
+		return "", err
+	}
+	if k.K == nil {
+		return "", errors.New("no record kind")
+	}
+	return Kind(*k.K), nil
+}
+
+// eventFields holds the fields of an event line as the scanner finds them.
+type eventFields struct {
+	op                  []byte
+	opEscaped           bool
+	hasOp, hasT, hasD   bool
+	hasF, hasX, hasNX   bool
+	hasR, hasB, hasI    bool
+	f, c, i, e          int64
+	x, s, r, b, t, d, a int64
+	badField            string
+	badErr              error
+}
+
+func (ef *eventFields) bad(field string, err error) {
+	if ef.badErr == nil {
+		ef.badField, ef.badErr = field, err
+	}
+}
+
+// parse decodes one line. ok is false for records to skip (unknown kinds).
+func (r *Reader) parse(line []byte) (rec Record, ok bool, err error) {
+	var ef eventFields
+	kind, complex, err := scanLine(line, &ef)
+	if err != nil {
+		return rec, false, r.formatError("", err)
+	}
+	if kind == "" && !complex {
+		return rec, false, r.formatError("k", errors.New("record without a kind"))
+	}
+	if kind == string(KindEvent) {
+		if complex {
+			return rec, false, r.formatError("", errors.New("event with a nested value"))
+		}
+		e, err := r.event(&ef)
+		if err != nil {
+			return rec, false, err
+		}
+		r.endsClean = false
+		return Record{Kind: KindEvent, Event: e}, true, nil
+	}
+	if kind == "" {
+		// The kind was an escaped string or the scanner gave up on it.
+		k, err := lineKind(line)
+		if err != nil {
+			return rec, false, r.formatError("k", err)
+		}
+		kind = string(k)
+	}
+	unmarshal := func(v any) error {
+		if err := json.Unmarshal(line, v); err != nil {
+			field := ""
+			var ute *json.UnmarshalTypeError
+			if errors.As(err, &ute) {
+				field = ute.Field
+			}
+			return r.formatError(field, fmt.Errorf("%s record: %w", kindName(Kind(kind)), err))
+		}
+		return nil
+	}
+	switch Kind(kind) {
+	case KindEvent:
+		return rec, false, r.formatError("k", errors.New("event with an escaped kind"))
+	case KindHeader:
+		return rec, false, r.formatError("k", errors.New("a second header"))
+	case KindContext:
+		var c struct {
+			Index *uint32 `json:"i"`
+			ID    *uint64 `json:"id"`
+			Context
+		}
+		if err := unmarshal(&c); err != nil {
+			return rec, false, err
+		}
+		if c.Index == nil || *c.Index == 0 {
+			return rec, false, r.formatError("i", errors.New("context without an index"))
+		}
+		if c.ID == nil || *c.ID == 0 {
+			return rec, false, r.formatError("id", errors.New("context without an id"))
+		}
+		idx := int(*c.Index)
+		if idx >= len(r.ctxByIndex)+maxCtxIndexGap {
+			return rec, false, r.formatError("i", fmt.Errorf("context index %d out of range", idx))
+		}
+		if idx >= len(r.ctxByIndex) {
+			r.ctxByIndex = append(r.ctxByIndex, make([]uint64, idx+1-len(r.ctxByIndex))...)
+		}
+		ctx := c.Context
+		ctx.ID = *c.ID
+		r.ctxByIndex[idx] = ctx.ID
+		r.contexts[ctx.ID] = ctx
+		rec = Record{Kind: KindContext, Context: &ctx}
+	case KindFile:
+		var f struct {
+			ID *uint32 `json:"id"`
+			File
+		}
+		if err := unmarshal(&f); err != nil {
+			return rec, false, err
+		}
+		if f.ID == nil || *f.ID == 0 {
+			return rec, false, r.formatError("id", errors.New("file without an id"))
+		}
+		file := f.File
+		file.ID = *f.ID
+		r.files[file.ID] = file
+		rec = Record{Kind: KindFile, File: &file}
+	case KindProc:
+		p := new(Proc)
+		if err := unmarshal(p); err != nil {
+			return rec, false, err
+		}
+		rec = Record{Kind: KindProc, Proc: p}
+	case KindFooter:
+		f := new(Footer)
+		if err := unmarshal(f); err != nil {
+			return rec, false, err
+		}
+		r.footer = f
+		r.endsClean = true
+		return Record{Kind: KindFooter, Footer: f}, true, nil
+	default:
+		// A record kind from a newer minor version: skip it.
+		return rec, false, nil
+	}
+	r.endsClean = false
+	return rec, true, nil
+}
+
+// event rebuilds an event from its line's fields and the frame's delta
+// state.
+func (r *Reader) event(ef *eventFields) (*Event, error) {
+	if ef.badErr != nil {
+		return nil, r.formatError(ef.badField, ef.badErr)
+	}
+	switch {
+	case !ef.hasOp:
+		return nil, r.formatError("o", errors.New("event without an operation"))
+	case !ef.hasT:
+		return nil, r.formatError("t", errors.New("event without a start time"))
+	case !ef.hasD:
+		return nil, r.formatError("d", errors.New("event without a duration"))
+	}
+	e := &Event{PID: r.hdr.PID, Rank: r.rank}
+	if ef.opEscaped {
+		if err := json.Unmarshal(ef.op, &e.Op); err != nil {
+			return nil, r.formatError("o", err)
+		}
+	} else if op, ok := r.ops[string(ef.op)]; ok {
+		e.Op = op
+	} else {
+		e.Op = string(ef.op)
+		if len(r.ops) < maxOps {
+			r.ops[e.Op] = e.Op
+		}
+	}
+	if ef.hasF {
+		if ef.f < 0 || ef.f > 1<<32-1 {
+			return nil, r.formatError("f", fmt.Errorf("file id %d out of range", ef.f))
+		}
+		r.prevFile = uint32(ef.f)
+	}
+	e.FileID = r.prevFile
+	if e.FileID != 0 {
+		f, ok := r.files[e.FileID]
+		if !ok {
+			return nil, r.formatError("f", fmt.Errorf("file id %d used before its definition", e.FileID))
+		}
+		e.Path = f.Path
+	}
+	if ef.c != 0 {
+		if ef.c < 0 || ef.c >= int64(len(r.ctxByIndex)) || r.ctxByIndex[ef.c] == 0 {
+			return nil, r.formatError("c", fmt.Errorf("context index %d used before its definition", ef.c))
+		}
+		e.Ctx = r.ctxByIndex[ef.c]
+	}
+	if ef.hasI {
+		if ef.i != int64(int32(ef.i)) {
+			return nil, r.formatError("i", fmt.Errorf("thread id %d out of range", ef.i))
+		}
+		r.prevTid = int32(ef.i)
+	}
+	e.Tid = r.prevTid
+	if ef.e != int64(int32(ef.e)) {
+		return nil, r.formatError("e", fmt.Errorf("errno %d out of range", ef.e))
+	}
+	e.Errno = int32(ef.e)
+	e.Layer = LayerOf(e.Op)
+	data := IsData(e.Op)
+	e.Size, e.Aux = ef.s, ef.a
+	e.Ret = expectedRet(data, e.Size)
+	if ef.hasR {
+		e.Ret = ef.r
+	}
+	e.Bytes = expectedBytes(data, e.Op, e.Ret, e.Size)
+	if ef.hasB {
+		e.Bytes = ef.b
+	}
+	want := r.ends.get(e.FileID)
+	switch {
+	case ef.hasNX:
+		e.Offset = NoOffset
+	case ef.hasX:
+		e.Offset = want + ef.x
+	case data:
+		e.Offset = want
+	default:
+		e.Offset = NoOffset
+	}
+	if e.Offset != NoOffset {
+		r.ends.set(e.FileID, nextOffset(data, e.Offset, e.Bytes))
+	}
+	e.StartNs = r.prevStart + ef.t
+	r.prevStart = e.StartNs
+	e.EndNs = e.StartNs + ef.d
+	return e, nil
+}
+
+// scanLine walks a flat JSON object, collecting the event fields into ef.
+// It returns the record kind ("" when absent or escaped) and whether some
+// value is an object or array (then the line is left to encoding/json).
+func scanLine(b []byte, ef *eventFields) (kind string, complex bool, err error) {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return "", false, errors.New("not a JSON object")
+	}
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		i++
+	} else {
+		for {
+			if i >= len(b) || b[i] != '"' {
+				return "", false, errors.New("expected a key")
+			}
+			key, esc, j, err := scanString(b, i)
+			if err != nil {
+				return "", false, err
+			}
+			if esc {
+				key = nil // an escaped key matches none of ours
+			}
+			i = skipSpace(b, j)
+			if i >= len(b) || b[i] != ':' {
+				return "", false, fmt.Errorf("expected ':' after key %q", key)
+			}
+			i = skipSpace(b, i+1)
+			if i >= len(b) {
+				return "", false, fmt.Errorf("missing value of key %q", key)
+			}
+			switch c := b[i]; {
+			case c == '"':
+				s, sesc, j, err := scanString(b, i)
+				if err != nil {
+					return "", false, err
+				}
+				switch string(key) {
+				case "k":
+					if sesc {
+						complex = true // leave the escaped kind to encoding/json
+					} else {
+						kind = string(s)
+					}
+				case "o":
+					ef.hasOp = true
+					if sesc {
+						ef.op, ef.opEscaped = b[i:j], true
+					} else {
+						ef.op = s
+					}
+				default:
+					if isEventIntKey(key) {
+						ef.bad(string(key), errors.New("a string where a number belongs"))
+					}
+				}
+				i = j
+			case c == '-' || (c >= '0' && c <= '9'):
+				j := i
+				for j < len(b) && (b[j] == '-' || b[j] == '+' || b[j] == '.' || b[j] == 'e' || b[j] == 'E' || (b[j] >= '0' && b[j] <= '9')) {
+					j++
+				}
+				if isEventIntKey(key) {
+					v, ok := parseInt(b[i:j])
+					if !ok {
+						ef.bad(string(key), fmt.Errorf("bad integer %q", b[i:j]))
+					} else {
+						ef.setInt(key, v)
+					}
+				} else if string(key) == "o" || string(key) == "k" {
+					ef.bad(string(key), errors.New("a number where a string belongs"))
+				}
+				i = j
+			case c == '{' || c == '[':
+				j, err := skipComposite(b, i)
+				if err != nil {
+					return "", false, err
+				}
+				complex = true
+				i = j
+			default:
+				var lit string
+				switch {
+				case bytes.HasPrefix(b[i:], []byte("null")):
+					lit = "null"
+				case bytes.HasPrefix(b[i:], []byte("true")):
+					lit = "true"
+				case bytes.HasPrefix(b[i:], []byte("false")):
+					lit = "false"
+				default:
+					return "", false, fmt.Errorf("bad value of key %q", key)
+				}
+				if isEventIntKey(key) || string(key) == "o" {
+					ef.bad(string(key), fmt.Errorf("%s where a value belongs", lit))
+				}
+				i += len(lit)
+			}
+			i = skipSpace(b, i)
+			if i < len(b) && b[i] == ',' {
+				i = skipSpace(b, i+1)
+				continue
+			}
+			if i < len(b) && b[i] == '}' {
+				i++
+				break
+			}
+			return "", false, errors.New("expected ',' or '}'")
+		}
+	}
+	if skipSpace(b, i) != len(b) {
+		return "", false, errors.New("data after the JSON object")
+	}
+	return kind, complex, nil
+}
+
+func isEventIntKey(key []byte) bool {
+	switch string(key) {
+	case "f", "c", "i", "s", "r", "b", "e", "a", "x", "nx", "t", "d":
+		return true
+	}
+	return false
+}
+
+func (ef *eventFields) setInt(key []byte, v int64) {
+	switch string(key) {
+	case "f":
+		ef.f, ef.hasF = v, true
+	case "c":
+		ef.c = v
+	case "i":
+		ef.i, ef.hasI = v, true
+	case "s":
+		ef.s = v
+	case "r":
+		ef.r, ef.hasR = v, true
+	case "b":
+		ef.b, ef.hasB = v, true
+	case "e":
+		ef.e = v
+	case "a":
+		ef.a = v
+	case "x":
+		ef.x, ef.hasX = v, true
+	case "nx":
+		ef.hasNX = v != 0
+	case "t":
+		ef.t, ef.hasT = v, true
+	case "d":
+		ef.d, ef.hasD = v, true
+	}
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
+		i++
+	}
+	return i
+}
+
+// scanString scans the JSON string starting at b[i] == '"'. It returns its
+// content (raw, escapes included), whether it holds escapes, and the index
+// after the closing quote.
+func scanString(b []byte, i int) (s []byte, escaped bool, next int, err error) {
+	for j := i + 1; j < len(b); j++ {
+		switch c := b[j]; {
+		case c == '"':
+			return b[i+1 : j], escaped, j + 1, nil
+		case c == '\\':
+			escaped = true
+			j++
+		case c < 0x20:
+			return nil, false, 0, errors.New("control character in a string")
+		}
+	}
+	return nil, false, 0, errors.New("unterminated string")
+}
+
+// skipComposite skips the object or array starting at b[i]; encoding/json
+// validates it later.
+func skipComposite(b []byte, i int) (int, error) {
+	depth := 0
+	for j := i; j < len(b); j++ {
+		switch b[j] {
+		case '"':
+			_, _, next, err := scanString(b, j)
+			if err != nil {
+				return 0, err
+			}
+			j = next - 1
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				return j + 1, nil
+			}
+		}
+	}
+	return 0, errors.New("unterminated object or array")
+}
+
+// parseInt parses a JSON integer without allocating.
+func parseInt(b []byte) (int64, bool) {
+	neg := false
+	if len(b) > 0 && b[0] == '-' {
+		neg, b = true, b[1:]
+	}
+	if len(b) == 0 || len(b) > 19 || (len(b) > 1 && b[0] == '0') {
+		return 0, false
+	}
+	var u uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		u = u*10 + uint64(c-'0')
+	}
+	if neg {
+		if u > 1<<63 {
+			return 0, false
+		}
+		return -int64(u), true
+	}
+	if u > 1<<63-1 {
+		return 0, false
+	}
+	return int64(u), true
+}
+
+// MarshalJSON writes the event as `iopred events` prints it: long field
+// names, offset and rank null when unknown.
+func (e *Event) MarshalJSON() ([]byte, error) {
+	return e.AppendJSON(make([]byte, 0, 256)), nil
+}
+
+// AppendJSON appends the MarshalJSON form of e to b.
+func (e *Event) AppendJSON(b []byte) []byte {
+	layer := e.Layer
+	if layer == "" {
+		layer = LayerOf(e.Op)
+	}
+	b = append(b, `{"layer":`...)
+	b = appendString(b, string(layer))
+	b = append(b, `,"op":`...)
+	b = appendString(b, e.Op)
+	b = append(b, `,"path":`...)
+	b = appendString(b, e.Path)
+	b = append(b, `,"file_id":`...)
+	b = strconv.AppendUint(b, uint64(e.FileID), 10)
+	b = append(b, `,"offset":`...)
+	if e.Offset == NoOffset {
+		b = append(b, "null"...)
+	} else {
+		b = strconv.AppendInt(b, e.Offset, 10)
+	}
+	b = append(b, `,"size":`...)
+	b = strconv.AppendInt(b, e.Size, 10)
+	b = append(b, `,"ret":`...)
+	b = strconv.AppendInt(b, e.Ret, 10)
+	b = append(b, `,"bytes":`...)
+	b = strconv.AppendInt(b, e.Bytes, 10)
+	b = append(b, `,"start_ns":`...)
+	b = strconv.AppendInt(b, e.StartNs, 10)
+	b = append(b, `,"end_ns":`...)
+	b = strconv.AppendInt(b, e.EndNs, 10)
+	b = append(b, `,"tid":`...)
+	b = strconv.AppendInt(b, int64(e.Tid), 10)
+	b = append(b, `,"pid":`...)
+	b = strconv.AppendInt(b, int64(e.PID), 10)
+	b = append(b, `,"rank":`...)
+	if e.Rank == nil {
+		b = append(b, "null"...)
+	} else {
+		b = strconv.AppendInt(b, int64(*e.Rank), 10)
+	}
+	b = append(b, `,"ctx":`...)
+	b = strconv.AppendUint(b, e.Ctx, 10)
+	b = append(b, `,"errno":`...)
+	b = strconv.AppendInt(b, int64(e.Errno), 10)
+	b = append(b, `,"aux":`...)
+	b = strconv.AppendInt(b, e.Aux, 10)
+	return append(b, '}')
+}

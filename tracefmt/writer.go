@@ -1,0 +1,434 @@
+package tracefmt
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// Default frame bounds: a crashed process loses at most this much.
+const (
+	DefaultFrameBytes = 1 << 20
+	DefaultFrameAge   = time.Second
+)
+
+// WriterOptions bound the frames a Writer produces. Zero values take the
+// defaults.
+type WriterOptions struct {
+	FrameBytes int               // close a frame when its uncompressed size reaches this; default 1 MiB
+	FrameAge   time.Duration     // Tick closes a frame whose first record is older than this; default 1 s
+	Level      zstd.EncoderLevel // default zstd.SpeedDefault
+}
+
+// denseIDs is the bound below which per-file state lives in slices
+// rather than maps: the preload library numbers files from 1 upwards.
+const denseIDs = 1 << 16
+
+// Writer streams a trace: JSON lines gathered into independent zstd frames.
+// It is not safe for concurrent use; the preload library calls it from one
+// goroutine.
+type Writer struct {
+	w      io.Writer
+	opt    WriterOptions
+	enc    *zstd.Encoder
+	buf    []byte // the open frame, uncompressed
+	out    []byte // the compressed frame being written
+	opened time.Time
+	err    error
+
+	ctxIndex map[uint64]uint32 // context id -> per-trace index (1, 2, ...)
+	files    fileSet
+
+	// Delta state; reset at every frame.
+	prevStart int64
+	prevTid   int32
+	prevFile  uint32
+	ends      fileEnds
+}
+
+// NewWriter starts a trace on w and writes the header record h in a frame
+// of its own, so that even a process killed at once leaves a file that
+// names itself. h.Version is set to FormatVersion.
+func NewWriter(w io.Writer, h Header, opt WriterOptions) (*Writer, error) {
+	if opt.FrameBytes <= 0 {
+		opt.FrameBytes = DefaultFrameBytes
+	}
+	if opt.FrameAge <= 0 {
+		opt.FrameAge = DefaultFrameAge
+	}
+	if opt.Level == 0 {
+		opt.Level = zstd.SpeedDefault
+	}
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(opt.Level), zstd.WithEncoderConcurrency(1),
+		zstd.WithEncoderCRC(true), zstd.WithZeroFrames(false))
+	if err != nil {
+		return nil, fmt.Errorf("tracefmt: zstd encoder: %w", err)
+	}
+	wr := &Writer{
+		w:        w,
+		opt:      opt,
+		enc:      enc,
+		buf:      make([]byte, 0, opt.FrameBytes+opt.FrameBytes/8),
+		ctxIndex: make(map[uint64]uint32),
+	}
+	h.Version = FormatVersion
+	if err := wr.record(KindHeader, h); err != nil {
+		return nil, err
+	}
+	if err := wr.Flush(); err != nil {
+		return nil, err
+	}
+	return wr, nil
+}
+
+// Context defines a context; events may use c.ID afterwards. Defining the
+// same id again is a no-op.
+func (w *Writer) Context(c Context) error {
+	if w.err != nil {
+		return w.err
+	}
+	if _, ok := w.ctxIndex[c.ID]; ok {
+		return nil
+	}
+	if c.ID == 0 {
+		return errors.New("tracefmt: context id 0 is reserved for events without a context")
+	}
+	idx := uint32(len(w.ctxIndex) + 1)
+	if c.Frames == nil {
+		c.Frames = []Frame{}
+	}
+	rec := struct {
+		Index uint32 `json:"i"`
+		Context
+	}{idx, c}
+	if err := w.record(KindContext, rec); err != nil {
+		return err
+	}
+	w.ctxIndex[c.ID] = idx
+	return nil
+}
+
+// File defines file id f.ID (any value but 0, which events use for "no
+// file"); events may use it afterwards. Defining an id again gives it a new
+// path for the events that follow (the C side reuses ids of closed files).
+func (w *Writer) File(f File) error {
+	if w.err != nil {
+		return w.err
+	}
+	if f.ID == 0 {
+		return errors.New("tracefmt: file id 0 is reserved for events without a file")
+	}
+	if err := w.record(KindFile, f); err != nil {
+		return err
+	}
+	w.files.add(f.ID)
+	return nil
+}
+
+// Proc records a process event (fork, exec, exit).
+func (w *Writer) Proc(p Proc) error {
+	if w.err != nil {
+		return w.err
+	}
+	return w.record(KindProc, p)
+}
+
+// Close writes the footer and closes the open frame. It leaves the
+// underlying writer open, and the Writer usable: a process whose exec
+// failed goes on recording and ends with a second footer.
+func (w *Writer) Close(f Footer) error {
+	if w.err != nil {
+		return w.err
+	}
+	if _, err := json.Marshal(f.Model); err != nil {
+		// A model summary that JSON cannot hold (a NaN, say) must not
+		// cost the trace its footer.
+		f.Model = map[string]any{"error": err.Error()}
+	}
+	if err := w.record(KindFooter, f); err != nil {
+		return err
+	}
+	return w.Flush()
+}
+
+// FrameOpen reports whether records wait in the open frame.
+func (w *Writer) FrameOpen() bool { return len(w.buf) > 0 }
+
+// Tick closes the open frame if its first record is older than FrameAge.
+func (w *Writer) Tick(now time.Time) error {
+	if w.err != nil {
+		return w.err
+	}
+	if len(w.buf) > 0 && now.Sub(w.opened) >= w.opt.FrameAge {
+		return w.Flush()
+	}
+	return nil
+}
+
+// Flush compresses the open frame and writes it with one Write call.
+func (w *Writer) Flush() error {
+	if w.err != nil {
+		return w.err
+	}
+	if len(w.buf) == 0 {
+		return nil
+	}
+	w.out = w.enc.EncodeAll(w.buf, w.out[:0])
+	w.buf = w.buf[:0]
+	w.prevStart, w.prevTid, w.prevFile = 0, 0, 0
+	w.ends.reset()
+	if _, err := w.w.Write(w.out); err != nil {
+		w.err = fmt.Errorf("tracefmt: writing frame: %w", err)
+		return w.err
+	}
+	return nil
+}
+
+// startRecord notes the time a frame opens.
+func (w *Writer) startRecord() {
+	if len(w.buf) == 0 {
+		w.opened = time.Now()
+	}
+}
+
+// endRecord closes the frame when it has grown to FrameBytes.
+func (w *Writer) endRecord() error {
+	if len(w.buf) >= w.opt.FrameBytes {
+		return w.Flush()
+	}
+	return nil
+}
+
+// record appends a non-event record, marshalled by encoding/json, with the
+// kind spliced in as the first key.
+func (w *Writer) record(k Kind, v any) error {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("tracefmt: encoding %s record: %w", kindName(k), err)
+	}
+	w.startRecord()
+	w.buf = append(w.buf, `{"k":"`...)
+	w.buf = append(w.buf, k...)
+	w.buf = append(w.buf, '"')
+	if len(body) > 2 {
+		w.buf = append(w.buf, ',')
+	}
+	w.buf = append(w.buf, body[1:]...)
+	w.buf = append(w.buf, '\n')
+	return w.endRecord()
+}
+
+// Event appends one event. e.Path, e.Rank, e.PID and e.Layer are ignored:
+// the reader derives them. The context e.Ctx (unless 0) and the file
+// e.FileID (unless 0) must have been defined. The Writer keeps no
+// reference to e.
+func (w *Writer) Event(e *Event) error {
+	if w.err != nil {
+		return w.err
+	}
+	var ctx uint32
+	if e.Ctx != 0 {
+		var ok bool
+		if ctx, ok = w.ctxIndex[e.Ctx]; !ok {
+			return fmt.Errorf("tracefmt: event uses context %d before its definition", e.Ctx)
+		}
+	}
+	if e.FileID != 0 && !w.files.has(e.FileID) {
+		return fmt.Errorf("tracefmt: event uses file %d before its definition", e.FileID)
+	}
+	w.startRecord()
+	b := append(w.buf, `{"k":"e","o":`...)
+	b = appendString(b, e.Op)
+	if e.FileID != w.prevFile {
+		b = append(b, `,"f":`...)
+		b = strconv.AppendUint(b, uint64(e.FileID), 10)
+		w.prevFile = e.FileID
+	}
+	if ctx != 0 {
+		b = append(b, `,"c":`...)
+		b = strconv.AppendUint(b, uint64(ctx), 10)
+	}
+	if e.Tid != w.prevTid {
+		b = append(b, `,"i":`...)
+		b = strconv.AppendInt(b, int64(e.Tid), 10)
+		w.prevTid = e.Tid
+	}
+	data := IsData(e.Op)
+	if e.Size != 0 {
+		b = append(b, `,"s":`...)
+		b = strconv.AppendInt(b, e.Size, 10)
+	}
+	if want := expectedRet(data, e.Size); e.Ret != want {
+		b = append(b, `,"r":`...)
+		b = strconv.AppendInt(b, e.Ret, 10)
+	}
+	if want := expectedBytes(data, e.Op, e.Ret, e.Size); e.Bytes != want {
+		b = append(b, `,"b":`...)
+		b = strconv.AppendInt(b, e.Bytes, 10)
+	}
+	if e.Errno != 0 {
+		b = append(b, `,"e":`...)
+		b = strconv.AppendInt(b, int64(e.Errno), 10)
+	}
+	if e.Aux != 0 {
+		b = append(b, `,"a":`...)
+		b = strconv.AppendInt(b, e.Aux, 10)
+	}
+	if e.Offset == NoOffset {
+		if data {
+			b = append(b, `,"nx":1`...)
+		}
+	} else {
+		want := w.ends.get(e.FileID)
+		if !data || e.Offset != want {
+			b = append(b, `,"x":`...)
+			b = strconv.AppendInt(b, e.Offset-want, 10)
+		}
+		w.ends.set(e.FileID, nextOffset(data, e.Offset, e.Bytes))
+	}
+	b = append(b, `,"t":`...)
+	b = strconv.AppendInt(b, e.StartNs-w.prevStart, 10)
+	w.prevStart = e.StartNs
+	b = append(b, `,"d":`...)
+	b = strconv.AppendInt(b, e.EndNs-e.StartNs, 10)
+	b = append(b, '}', '\n')
+	w.buf = b
+	return w.endRecord()
+}
+
+// expectedRet is the return value an event line omits: data calls usually
+// return their size, other calls 0.
+func expectedRet(data bool, size int64) int64 {
+	if data {
+		return size
+	}
+	return 0
+}
+
+// expectedBytes is the Bytes value an event line omits: a POSIX data call
+// moves what it returns (nothing on failure), a stdio or MPI-IO data call
+// what it asked for, any other call nothing.
+func expectedBytes(data bool, op string, ret, size int64) int64 {
+	if !data {
+		return 0
+	}
+	if LayerOf(op) == LayerPOSIX {
+		if ret < 0 {
+			return 0
+		}
+		return ret
+	}
+	return size
+}
+
+// nextOffset is where the next data event on the same file is expected to
+// start: after the bytes a data call moved, or at the offset a non-data
+// call (lseek, fseek) reports.
+func nextOffset(data bool, off, moved int64) int64 {
+	if data && moved > 0 {
+		return off + moved
+	}
+	return off
+}
+
+// appendString appends s as a JSON string. Operation names are plain ASCII,
+// so the fast path only copies.
+func appendString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+// fileSet holds the defined file ids.
+type fileSet struct {
+	dense  []bool
+	sparse map[uint32]bool
+}
+
+func (s *fileSet) add(id uint32) {
+	if id < denseIDs {
+		if int(id) >= len(s.dense) {
+			s.dense = append(s.dense, make([]bool, int(id)+1-len(s.dense))...)
+		}
+		s.dense[id] = true
+		return
+	}
+	if s.sparse == nil {
+		s.sparse = make(map[uint32]bool)
+	}
+	s.sparse[id] = true
+}
+
+func (s *fileSet) has(id uint32) bool {
+	if id < denseIDs {
+		return int(id) < len(s.dense) && s.dense[id]
+	}
+	return s.sparse[id]
+}
+
+// fileEnds holds, per file, where the next data event is expected to start.
+// Files not seen in the current frame expect offset 0.
+type fileEnds struct {
+	dense  []int64
+	sparse map[uint32]int64
+}
+
+func (f *fileEnds) get(id uint32) int64 {
+	if id < denseIDs {
+		if int(id) < len(f.dense) {
+			return f.dense[id]
+		}
+		return 0
+	}
+	return f.sparse[id]
+}
+
+func (f *fileEnds) set(id uint32, off int64) {
+	if id < denseIDs {
+		if int(id) >= len(f.dense) {
+			f.dense = append(f.dense, make([]int64, int(id)+1-len(f.dense))...)
+		}
+		f.dense[id] = off
+		return
+	}
+	if f.sparse == nil {
+		f.sparse = make(map[uint32]int64)
+	}
+	f.sparse[id] = off
+}
+
+func (f *fileEnds) reset() {
+	clear(f.dense)
+	clear(f.sparse)
+}
+
+func kindName(k Kind) string {
+	switch k {
+	case KindHeader:
+		return "header"
+	case KindContext:
+		return "context"
+	case KindFile:
+		return "file"
+	case KindEvent:
+		return "event"
+	case KindProc:
+		return "proc"
+	case KindFooter:
+		return "footer"
+	}
+	return strconv.Quote(string(k))
+}
