@@ -5,9 +5,12 @@
 GO      ?= go
 CC      ?= gcc
 BUILD   := build
-# Asynchronous preemption signals could reach the host program's threads and
-# turn into EINTR there: the library's Go runtime never sends them.
-LIB_LDFLAGS := -X=runtime.godebugDefault=asyncpreemptoff=1
+# The library's Go runtime shares the process with the application:
+# - asyncpreemptoff: no preemption signals that could become EINTR in the
+#   application's threads;
+# - containermaxprocs, updatemaxprocs: no cgroup files held open, which
+#   would shift the descriptor numbers the application gets.
+LIB_LDFLAGS := -X=runtime.godebugDefault=asyncpreemptoff=1,containermaxprocs=0,updatemaxprocs=0
 
 .PHONY: all lib cli header test bench demo clean FORCE
 

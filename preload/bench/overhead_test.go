@@ -1,0 +1,205 @@
+// Package bench measures what libiopred.so costs the programs it traces:
+// per-call overhead (time and instructions), start-up time and memory.
+// Each benchmark runs the bare program and the traced one side by side in
+// the same run and reports ratios, because these machines are shared.
+//
+// Run with `make bench` (the library must be built first).
+package bench
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func repoRoot(tb testing.TB) string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+func library(tb testing.TB) string {
+	lib := filepath.Join(repoRoot(tb), "build", "libiopred.so")
+	if _, err := os.Stat(lib); err != nil {
+		tb.Fatalf("%s is missing: run make first", lib)
+	}
+	return lib
+}
+
+// compile builds a C program of this directory into a temporary directory.
+func compile(tb testing.TB, name string) string {
+	out := filepath.Join(tb.TempDir(), strings.TrimSuffix(name, ".c"))
+	cmd := exec.Command("gcc", "-O2", "-o", out, filepath.Join("testdata", name))
+	if b, err := cmd.CombinedOutput(); err != nil {
+		tb.Fatalf("gcc %s: %v\n%s", name, err, b)
+	}
+	return out
+}
+
+type variant struct {
+	name string
+	env  []string
+}
+
+func variants(tb testing.TB) []variant {
+	lib := library(tb)
+	dir := tb.TempDir()
+	return []variant{
+		{"bare", nil},
+		{"capture", []string{"LD_PRELOAD=" + lib, "IOPRED_DIR=" + dir}},
+		{"nocapture", []string{"LD_PRELOAD=" + lib, "IOPRED_DIR=" + dir, "IOPRED_CONTEXT_DEPTH=0"}},
+	}
+}
+
+func run(tb testing.TB, env []string, prog string, args ...string) string {
+	cmd := exec.Command(prog, args...)
+	cmd.Env = append(os.Environ(), env...)
+	var out, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	if err := cmd.Run(); err != nil {
+		tb.Fatalf("%s %v: %v\n%s", prog, args, err, stderr.String())
+	}
+	return out.String()
+}
+
+func median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	return s[len(s)/2]
+}
+
+// BenchmarkCallOverhead times 1,000,000 calls of 4 KiB pwrite and of
+// 1-byte write to /dev/shm, bare and traced, rounds interleaved.
+func BenchmarkCallOverhead(b *testing.B) {
+	prog := compile(b, "calls.c")
+	vs := variants(b)
+	for _, kind := range []string{"pwrite4k", "write1"} {
+		b.Run(kind, func(b *testing.B) {
+			med := map[string][]float64{}
+			for i := 0; i < b.N; i++ {
+				for round := 0; round < 3; round++ {
+					for _, v := range vs {
+						f := filepath.Join("/dev/shm", fmt.Sprintf("iopred-bench-%d", os.Getpid()))
+						fields := strings.Fields(run(b, v.env, prog, kind, "1000000", f))
+						os.Remove(f)
+						x, _ := strconv.ParseFloat(fields[0], 64)
+						med[v.name] = append(med[v.name], x)
+					}
+				}
+			}
+			bare := median(med["bare"])
+			b.ReportMetric(bare, "bare-ns/call")
+			b.ReportMetric(median(med["capture"])-bare, "capture-extra-ns/call")
+			b.ReportMetric(median(med["nocapture"])-bare, "nocapture-extra-ns/call")
+			b.ReportMetric(median(med["capture"])/bare, "capture-ratio")
+			b.ReportMetric(median(med["nocapture"])/bare, "nocapture-ratio")
+		})
+	}
+}
+
+var callgrindTotal = regexp.MustCompile(`(?m)^summary:\s+(\d+)`)
+
+// mainThreadInstructions counts the user-space instructions the main
+// thread executes (the consumer and Go threads are not the
+// application's), with valgrind's callgrind: a count, not a time, so it
+// repeats on a noisy machine.
+func mainThreadInstructions(tb testing.TB, env []string, prog string, args ...string) float64 {
+	dir := tb.TempDir()
+	out := filepath.Join(dir, "cg.out")
+	cmdArgs := append([]string{"--tool=callgrind", "--separate-threads=yes", "--callgrind-out-file=" + out, prog}, args...)
+	cmd := exec.Command("valgrind", cmdArgs...)
+	cmd.Env = append(os.Environ(), env...)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		tb.Fatalf("valgrind: %v\n%s", err, b)
+	}
+	b, err := os.ReadFile(out + "-01")
+	if err != nil {
+		tb.Fatalf("callgrind output: %v", err)
+	}
+	m := callgrindTotal.FindSubmatch(b)
+	if m == nil {
+		tb.Fatalf("no summary line in callgrind output")
+	}
+	x, _ := strconv.ParseFloat(string(m[1]), 64)
+	return x
+}
+
+// BenchmarkCallInstructions reports user-space instructions per call
+// added by the library: the difference between runs of 200,000 and
+// 100,000 calls cancels start-up work.
+func BenchmarkCallInstructions(b *testing.B) {
+	if _, err := exec.LookPath("valgrind"); err != nil {
+		b.Fatal("valgrind is needed (apt-get install valgrind)")
+	}
+	prog := compile(b, "calls.c")
+	vs := variants(b)
+	for _, kind := range []string{"pwrite4k", "write1"} {
+		b.Run(kind, func(b *testing.B) {
+			per := map[string]float64{}
+			for i := 0; i < b.N; i++ {
+				for _, v := range vs {
+					f := filepath.Join("/dev/shm", fmt.Sprintf("iopred-cg-%d", os.Getpid()))
+					lo := mainThreadInstructions(b, v.env, prog, kind, "100000", f)
+					hi := mainThreadInstructions(b, v.env, prog, kind, "200000", f)
+					os.Remove(f)
+					per[v.name] = (hi - lo) / 100000
+				}
+			}
+			b.ReportMetric(per["bare"], "bare-instr/call")
+			b.ReportMetric(per["capture"]-per["bare"], "capture-extra-instr/call")
+			b.ReportMetric(per["nocapture"]-per["bare"], "nocapture-extra-instr/call")
+		})
+	}
+}
+
+// startup runs prog many times and returns the median wall time and the
+// median peak resident memory (KiB).
+func startup(tb testing.TB, env []string, prog string, runs int) (time.Duration, float64) {
+	var times, rss []float64
+	for i := 0; i < runs; i++ {
+		cmd := exec.Command(prog)
+		cmd.Env = append(os.Environ(), env...)
+		start := time.Now()
+		if err := cmd.Run(); err != nil {
+			tb.Fatalf("%s: %v", prog, err)
+		}
+		times = append(times, float64(time.Since(start)))
+		rss = append(rss, float64(cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss))
+	}
+	return time.Duration(median(times)), median(rss)
+}
+
+// BenchmarkStartup reports the extra start-up time and peak memory of a
+// process under the library: one that does no I/O, and one that does a
+// single recorded call (the Go runtime then takes its first call).
+func BenchmarkStartup(b *testing.B) {
+	vs := variants(b)
+	for _, name := range []string{"noio.c", "oneio.c"} {
+		prog := compile(b, name)
+		b.Run(strings.TrimSuffix(name, ".c"), func(b *testing.B) {
+			var bareT, libT time.Duration
+			var bareM, libM float64
+			for i := 0; i < b.N; i++ {
+				for round := 0; round < 5; round++ {
+					t, m := startup(b, vs[0].env, prog, 20)
+					bareT, bareM = bareT+t, bareM+m
+					t, m = startup(b, vs[1].env, prog, 20)
+					libT, libM = libT+t, libM+m
+				}
+			}
+			n := float64(5 * b.N)
+			b.ReportMetric(float64(bareT)/n/1e3, "bare-us")
+			b.ReportMetric(float64(libT-bareT)/n/1e3, "extra-us")
+			b.ReportMetric((libM-bareM)/n/1024, "extra-MiB")
+		})
+	}
+}

@@ -1,0 +1,354 @@
+/* Start-up, configuration, the per-call guard and the process calls
+ * (fork, exec) of libiopred.so. */
+#include "iop.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+IOP_HIDDEN struct iop_config iop_cfg;
+IOP_HIDDEN volatile int iop_state = IOP_LOADING;
+IOP_HIDDEN IOP_TLS int iop_in;
+static IOP_TLS int iop_tid;
+IOP_HIDDEN int64_t iop_t0_mono, iop_t0_unix;
+static pid_t iop_pid;
+
+IOP_HIDDEN void *iop_resolve(const char *name) {
+  /* dlsym may allocate and, on some paths, do I/O of its own: keep it
+   * unrecorded. */
+  int was = iop_in;
+  iop_in = 1;
+  void *p = dlsym(RTLD_NEXT, name);
+  iop_in = was;
+  return p;
+}
+
+IOP_HIDDEN int64_t iop_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+IOP_HIDDEN int iop_gettid(void) {
+  if (IOP_UNLIKELY(!iop_tid)) iop_tid = (int)syscall(SYS_gettid);
+  return iop_tid;
+}
+
+IOP_HIDDEN void iop_warn(const char *msg) {
+  static const char prefix[] = "iopred: ";
+  syscall(SYS_write, 2, prefix, sizeof prefix - 1);
+  syscall(SYS_write, 2, msg, strlen(msg));
+  syscall(SYS_write, 2, "\n", 1);
+}
+
+IOP_HIDDEN int iop_begin(struct iop_call *c, int op, int layer) {
+  if (IOP_UNLIKELY(iop_state != IOP_ACTIVE) || iop_in) return 0;
+  iop_in = 1;
+  c->op = (uint16_t)op;
+  c->layer = (uint8_t)layer;
+  c->record = 0;
+  c->offset = -1;
+  c->size = 0;
+  c->bytes = 0;
+  c->aux = 0;
+  c->file = 0;
+  c->ret = 0;
+  c->failed = 0;
+  c->ofd = NULL;
+  return 1;
+}
+
+IOP_HIDDEN void iop_end(struct iop_call *c) {
+  if (c->record) {
+    uint32_t ctx = iop_capture();
+    struct iop_event *e = iop_ring_reserve();
+    if (e) {
+      e->start_ns = c->start_ns;
+      e->end_ns = c->end_ns;
+      e->offset = c->offset;
+      e->size = c->size;
+      e->ret = c->ret;
+      e->bytes = c->bytes;
+      e->aux = c->aux;
+      e->file = c->file;
+      e->ctx = ctx;
+      e->err = c->failed ? c->err : 0;
+      e->op = c->op;
+      e->kind = IOP_KIND_EVENT;
+      e->layer = c->layer;
+      iop_ring_commit();
+    }
+  }
+  iop_in = 0;
+}
+
+static const char *const iop_op_names[IOP_OP_MAX] = {
+  [IOP_OP_none] = "",
+#define CALL(layer, R, name, params, args, pre, post) [IOP_OP_##name] = #name,
+#define VCALL(layer, R, name, params, lastarg, vreal, vargs, pre, post) [IOP_OP_##name] = #name,
+#include "calls.def"
+#undef CALL
+#undef VCALL
+  [IOP_OP_open] = "open", [IOP_OP_open64] = "open64",
+  [IOP_OP_openat] = "openat", [IOP_OP_openat64] = "openat64",
+  [IOP_OP_fcntl] = "fcntl", [IOP_OP_fcntl64] = "fcntl64",
+  [IOP_OP_rewind] = "rewind",
+  [IOP_OP_fork] = "fork", [IOP_OP_exec] = "exec",
+};
+
+IOP_HIDDEN const char *iop_op_name(int op) {
+  return op > 0 && op < IOP_OP_MAX && iop_op_names[op] ? iop_op_names[op] : "";
+}
+
+/* ---- configuration ---- */
+
+static long iop_env_long(const char *name, long def, long lo, long hi) {
+  const char *v = getenv(name);
+  if (!v || !*v) return def;
+  char *end;
+  errno = 0;
+  long x = strtol(v, &end, 10);
+  if (errno || *end || x < lo || x > hi) {
+    char msg[256];
+    snprintf(msg, sizeof msg, "%s=%s is not a whole number from %ld to %ld; using %ld", name, v, lo, hi, def);
+    iop_warn(msg);
+    return def;
+  }
+  return x;
+}
+
+static void iop_read_config(void) {
+  iop_cfg.disabled = iop_env_long("IOPRED_DISABLE", 0, 0, 1);
+  iop_cfg.all_fds = iop_env_long("IOPRED_ALL_FDS", 0, 0, 1);
+  iop_cfg.ctx_depth = (int)iop_env_long("IOPRED_CONTEXT_DEPTH", 16, 0, 64);
+  iop_cfg.flush_bytes = iop_env_long("IOPRED_FLUSH_BYTES", 1 << 20, 4096, 1L << 30);
+  iop_cfg.flush_ms = iop_env_long("IOPRED_FLUSH_MS", 1000, 10, 3600 * 1000);
+  /* The trace directory is fixed at start, before the program can chdir. */
+  const char *dir = getenv("IOPRED_DIR");
+  size_t cap = sizeof iop_cfg.dir;
+  if (dir && dir[0] == '/') {
+    snprintf(iop_cfg.dir, cap, "%s", dir);
+  } else if (syscall(SYS_getcwd, iop_cfg.dir, cap) > 0) {
+    if (dir && *dir) {
+      size_t n = strlen(iop_cfg.dir);
+      snprintf(iop_cfg.dir + n, cap - n, "/%s", dir);
+    }
+  } else {
+    snprintf(iop_cfg.dir, cap, "%s", dir && *dir ? dir : ".");
+  }
+}
+
+/* ---- a Go runtime already in the process ----
+ * Two Go runtimes in one process fight over signals and threads: when the
+ * program (or a library loaded before us) is Go, iopred stays passive. Go
+ * binaries carry an ELF note named "Go" of type 4 (the build id). */
+struct iop_go_probe { uintptr_t self; int found; };
+
+static int iop_has_go_note(const struct dl_phdr_info *info) {
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    if (ph->p_type != PT_NOTE) continue;
+    const unsigned char *p = (const unsigned char *)(info->dlpi_addr + ph->p_vaddr);
+    const unsigned char *end = p + ph->p_memsz;
+    while (p + 12 <= end) {
+      uint32_t namesz, descsz, type;
+      memcpy(&namesz, p, 4);
+      memcpy(&descsz, p + 4, 4);
+      memcpy(&type, p + 8, 4);
+      const unsigned char *name = p + 12;
+      if (namesz == 3 && type == 4 && name + 3 <= end && memcmp(name, "Go", 3) == 0) return 1;
+      p = name + ((namesz + 3) & ~3u) + ((descsz + 3) & ~3u);
+    }
+  }
+  return 0;
+}
+
+static int iop_go_probe_cb(struct dl_phdr_info *info, size_t size, void *data) {
+  (void)size;
+  struct iop_go_probe *probe = data;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+    if (ph->p_type == PT_LOAD && probe->self >= lo && probe->self < lo + ph->p_memsz) return 0; /* ourselves */
+  }
+  if (iop_has_go_note(info)) probe->found = 1;
+  return 0;
+}
+
+static int iop_other_go_runtime(void) {
+  struct iop_go_probe probe = {(uintptr_t)&iop_other_go_runtime, 0};
+  dl_iterate_phdr(iop_go_probe_cb, &probe);
+  return probe.found;
+}
+
+/* ---- signals ----
+ * The Go runtime of a c-shared library installs handlers for SIGSEGV,
+ * SIGBUS, SIGFPE and SIGPIPE when it loads. The application must see the
+ * dispositions it would have without iopred, so the early constructor
+ * saves them and the late one puts back any that Go changed. It also
+ * blocks asynchronous signals while Go starts its first thread, so every
+ * thread of the Go runtime inherits a mask that keeps the application's
+ * signals on the application's own threads. */
+static const int iop_go_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGPIPE, SIGURG, SIGPROF};
+#define IOP_NSIG (sizeof iop_go_signals / sizeof iop_go_signals[0])
+/* The kernel's own sigaction record: restoring through the raw system
+ * call gives back exactly the flags the kernel had, which the C library's
+ * sigaction would amend. */
+struct iop_ksigaction {
+  void *handler;
+  unsigned long flags;
+  void *restorer;
+  uint64_t mask;
+};
+static struct iop_ksigaction iop_saved_sa[IOP_NSIG];
+static sigset_t iop_saved_mask;
+
+static int iop_ksig(int sig, const struct iop_ksigaction *act, struct iop_ksigaction *old) {
+  return (int)syscall(SYS_rt_sigaction, sig, act, old, sizeof(uint64_t));
+}
+
+static void iop_child_after_fork(void) {
+  /* The child has one thread and a Go runtime that may be stuck in a lock
+   * held by a thread that no longer exists: it must never enter Go. */
+  iop_state = IOP_PASSIVE;
+}
+
+__attribute__((constructor(101))) static void iop_init_early(void) {
+  iop_pid = getpid();
+  iop_read_config();
+  iop_t0_mono = iop_now();
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  iop_t0_unix = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+  for (size_t i = 0; i < IOP_NSIG; i++) iop_ksig(iop_go_signals[i], NULL, &iop_saved_sa[i]);
+  sigset_t all;
+  sigfillset(&all);
+  for (size_t i = 0; i < IOP_NSIG - 2; i++) sigdelset(&all, iop_go_signals[i]);
+  pthread_sigmask(SIG_BLOCK, &all, &iop_saved_mask);
+  pthread_atfork(NULL, NULL, iop_child_after_fork);
+}
+
+/* Runs after the Go runtime's own initialiser in this library. */
+__attribute__((constructor(65535))) static void iop_init_late(void) {
+  for (size_t i = 0; i < IOP_NSIG; i++) {
+    struct iop_ksigaction now;
+    iop_ksig(iop_go_signals[i], NULL, &now);
+    if (now.handler != iop_saved_sa[i].handler) iop_ksig(iop_go_signals[i], &iop_saved_sa[i], NULL);
+  }
+  pthread_sigmask(SIG_SETMASK, &iop_saved_mask, NULL);
+  if (iop_cfg.disabled) {
+    iop_state = IOP_PASSIVE;
+    return;
+  }
+  if (iop_other_go_runtime()) {
+    iop_state = IOP_PASSIVE;
+    return;
+  }
+  iop_context_init();
+  iop_ring_init();
+  iop_state = IOP_ACTIVE;
+}
+
+__attribute__((destructor)) static void iop_fini(void) {
+  if (iop_state == IOP_ACTIVE && getpid() == iop_pid) {
+    iop_shutdown(0);
+    iop_state = IOP_PASSIVE;
+  }
+}
+
+/* ---- fork and exec ---- */
+
+IOP_EXPORT pid_t fork(void) {
+  static pid_t (*real)(void);
+  if (!real) real = (pid_t(*)(void))iop_resolve("fork");
+  if (!real) {
+    errno = ENOSYS;
+    return -1;
+  }
+  pid_t r = real();
+  if (r > 0 && iop_state == IOP_ACTIVE) {
+    int e = errno;
+    iop_record_proc(IOP_KIND_FORK, r);
+    errno = e;
+  }
+  return r;
+}
+
+/* Before the image is replaced, everything recorded goes to the trace,
+ * closed with a footer. A vfork child shares our memory but not our pid:
+ * it must not touch the session. */
+static int iop_exec_prepare(const char *path) {
+  (void)path;
+  if (iop_state != IOP_ACTIVE || iop_in || getpid() != iop_pid) return 0;
+  iop_record_proc(IOP_KIND_EXEC, 0);
+  iop_shutdown(1);
+  return 1;
+}
+
+IOP_HIDDEN void iop_exec_failed(void);
+
+#define EXEC_WRAPPER(name, params, args, pathexpr)                        \
+  IOP_EXPORT int name params {                                           \
+    static int(*real) params;                                            \
+    if (!real) real = (int(*) params)iop_resolve(#name);                 \
+    if (!real) {                                                         \
+      errno = ENOSYS;                                                    \
+      return -1;                                                         \
+    }                                                                    \
+    int prepared = iop_exec_prepare(pathexpr);                           \
+    int r = real args;                                                   \
+    if (prepared) {                                                      \
+      int e = errno;                                                     \
+      iop_exec_failed();                                                 \
+      errno = e;                                                         \
+    }                                                                    \
+    return r;                                                            \
+  }
+
+EXEC_WRAPPER(execve, (const char *path, char *const argv[], char *const envp[]), (path, argv, envp), path)
+EXEC_WRAPPER(execv, (const char *path, char *const argv[]), (path, argv), path)
+EXEC_WRAPPER(execvp, (const char *file, char *const argv[]), (file, argv), file)
+EXEC_WRAPPER(execvpe, (const char *file, char *const argv[], char *const envp[]), (file, argv, envp), file)
+EXEC_WRAPPER(fexecve, (int fd, char *const argv[], char *const envp[]), (fd, argv, envp), "")
+
+/* The list forms gather their arguments into a vector on the stack. */
+#define IOP_MAX_EXEC_ARGS 4096
+#define GATHER_ARGS(first, argv, ap)                                     \
+  char *argv[IOP_MAX_EXEC_ARGS];                                         \
+  int argc_ = 0;                                                         \
+  argv[argc_++] = (char *)(first);                                       \
+  while (argv[argc_ - 1] && argc_ < IOP_MAX_EXEC_ARGS) argv[argc_++] = va_arg(ap, char *); \
+  if (argv[argc_ - 1]) { errno = E2BIG; va_end(ap); return -1; }
+
+IOP_EXPORT int execl(const char *path, const char *arg, ...) {
+  va_list ap;
+  va_start(ap, arg);
+  GATHER_ARGS(arg, argv, ap);
+  va_end(ap);
+  return execv(path, argv);
+}
+
+IOP_EXPORT int execlp(const char *file, const char *arg, ...) {
+  va_list ap;
+  va_start(ap, arg);
+  GATHER_ARGS(arg, argv, ap);
+  va_end(ap);
+  return execvp(file, argv);
+}
+
+IOP_EXPORT int execle(const char *path, const char *arg, ...) {
+  va_list ap;
+  va_start(ap, arg);
+  GATHER_ARGS(arg, argv, ap);
+  char *const *envp = va_arg(ap, char *const *);
+  va_end(ap);
+  return execve(path, argv, envp);
+}

@@ -1,0 +1,267 @@
+/* Per-thread rings and the consumer thread.
+ *
+ * Each application thread appends events to a single-producer ring of its
+ * own: no lock is shared between threads on the hot path. One background
+ * C thread drains every ring and hands whole batches to Go, so the Go
+ * runtime runs on that thread only (and on callers of the prediction API).
+ * A full ring makes its thread wait for the consumer: nothing recorded is
+ * dropped. Rings of threads that ended are reused by new threads, so a
+ * short-lived thread costs no allocation once the process has warmed up. */
+#include "iop.h"
+
+#include <errno.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define IOP_RING_CAP 1024 /* events; a power of two */
+
+struct iop_ring {
+  _Atomic uint64_t head; /* next slot the producer writes */
+  char pad1[56];
+  _Atomic uint64_t tail; /* next slot the consumer reads */
+  char pad2[56];
+  int32_t tid;
+  _Atomic int state; /* RING_LIVE, RING_DEAD (thread ended), RING_FREE (drained, reusable) */
+  struct iop_ring *next;
+  struct iop_event ev[IOP_RING_CAP];
+};
+enum { RING_LIVE, RING_DEAD, RING_FREE };
+
+static struct iop_ring *_Atomic rings;
+static IOP_TLS struct iop_ring *my_ring;
+static pthread_key_t ring_key;
+static pthread_once_t consumer_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t drain_mutex = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic uint32_t wake_word;
+static _Atomic int consumer_started;
+static _Atomic uint64_t dropped;
+static volatile int finished; /* the session has written its last footer */
+
+/* Exported by the Go side (session.go). */
+extern void iopGoIngest(struct iop_event *evs, int n);
+extern void iopGoFinish(int reason);
+extern int iopGoFrameOpen(void);
+
+static void futex_wake(_Atomic uint32_t *w) { syscall(SYS_futex, w, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0); }
+
+static void wake_consumer(void) {
+  atomic_fetch_add(&wake_word, 1);
+  futex_wake(&wake_word);
+}
+
+static void ring_thread_exit(void *p) {
+  struct iop_ring *r = p;
+  if (r) atomic_store(&r->state, RING_DEAD);
+}
+
+static void *consumer_main(void *arg);
+
+static void start_consumer(void) {
+  pthread_t t;
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  /* The consumer must never take a signal meant for the application. */
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &old);
+  if (pthread_create(&t, &attr, consumer_main, NULL) == 0) atomic_store(&consumer_started, 1);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  pthread_attr_destroy(&attr);
+}
+
+static struct iop_ring *ring_acquire(void) {
+  for (struct iop_ring *r = atomic_load(&rings); r; r = r->next) {
+    int free_state = RING_FREE;
+    if (atomic_compare_exchange_strong(&r->state, &free_state, RING_LIVE)) {
+      r->tid = iop_gettid();
+      my_ring = r;
+      pthread_setspecific(ring_key, r);
+      return r;
+    }
+  }
+  struct iop_ring *r = mmap(NULL, sizeof *r, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (r == MAP_FAILED) return NULL;
+  r->tid = iop_gettid();
+  atomic_store(&r->state, RING_LIVE);
+  struct iop_ring *head = atomic_load(&rings);
+  do r->next = head;
+  while (!atomic_compare_exchange_weak(&rings, &head, r));
+  my_ring = r;
+  pthread_setspecific(ring_key, r);
+  return r;
+}
+
+/* iop_ring_reserve returns the slot the calling thread's next event goes
+ * to, waiting for the consumer if the ring is full, or NULL when the event
+ * cannot be kept (counted as dropped). iop_ring_commit publishes it. */
+IOP_HIDDEN struct iop_event *iop_ring_reserve(void) {
+  if (IOP_UNLIKELY(finished)) {
+    atomic_fetch_add(&dropped, 1);
+    return NULL;
+  }
+  struct iop_ring *r = my_ring;
+  if (IOP_UNLIKELY(!r)) {
+    pthread_once(&consumer_once, start_consumer);
+    r = ring_acquire();
+    if (!r) {
+      atomic_fetch_add(&dropped, 1);
+      return NULL;
+    }
+  }
+  uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
+  uint64_t t = atomic_load_explicit(&r->tail, memory_order_acquire);
+  while (IOP_UNLIKELY(h - t >= IOP_RING_CAP)) {
+    /* Back-pressure: wait for the consumer rather than lose the event. */
+    if (finished || !atomic_load(&consumer_started)) {
+      atomic_fetch_add(&dropped, 1);
+      return NULL;
+    }
+    wake_consumer();
+    struct timespec ts = {0, 200000};
+    syscall(SYS_nanosleep, &ts, NULL);
+    t = atomic_load_explicit(&r->tail, memory_order_acquire);
+  }
+  return &r->ev[h & (IOP_RING_CAP - 1)];
+}
+
+IOP_HIDDEN void iop_ring_commit(void) {
+  struct iop_ring *r = my_ring;
+  uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed) + 1;
+  atomic_store_explicit(&r->head, h, memory_order_release);
+  if (IOP_UNLIKELY(h - atomic_load_explicit(&r->tail, memory_order_relaxed) == IOP_RING_CAP / 2)) wake_consumer();
+}
+
+IOP_HIDDEN void iop_record_proc(int kind, int64_t aux) {
+  if (iop_in) return;
+  iop_in = 1;
+  struct iop_event *e = iop_ring_reserve();
+  if (e) {
+    memset(e, 0, sizeof *e);
+    e->start_ns = e->end_ns = iop_now();
+    e->offset = -1;
+    e->aux = aux;
+    e->kind = (uint8_t)kind;
+    e->op = kind == IOP_KIND_FORK ? IOP_OP_fork : IOP_OP_exec;
+    iop_ring_commit();
+  }
+  iop_in = 0;
+}
+
+/* ---- the consumer side ---- */
+
+#define IOP_BATCH 4096
+static struct iop_event batch[IOP_BATCH]; /* guarded by drain_mutex */
+
+IOP_HIDDEN void iop_lock_drain(void) { pthread_mutex_lock(&drain_mutex); }
+IOP_HIDDEN void iop_unlock_drain(void) { pthread_mutex_unlock(&drain_mutex); }
+
+/* Must be called with drain_mutex held. Returns the number of events. */
+static long drain_locked(void) {
+  long total = 0;
+  int n = 0;
+  for (struct iop_ring *r = atomic_load(&rings); r; r = r->next) {
+    int state = atomic_load(&r->state);
+    if (state == RING_FREE) continue;
+    uint64_t h = atomic_load_explicit(&r->head, memory_order_acquire);
+    uint64_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
+    while (t < h) {
+      batch[n] = r->ev[t & (IOP_RING_CAP - 1)];
+      batch[n].tid = r->tid;
+      n++;
+      t++;
+      if (n == IOP_BATCH) {
+        atomic_store_explicit(&r->tail, t, memory_order_release);
+        iopGoIngest(batch, n);
+        total += n;
+        n = 0;
+      }
+    }
+    atomic_store_explicit(&r->tail, t, memory_order_release);
+    if (state == RING_DEAD && t == atomic_load(&r->head)) {
+      int dead = RING_DEAD;
+      atomic_compare_exchange_strong(&r->state, &dead, RING_FREE);
+    }
+  }
+  if (n > 0) iopGoIngest(batch, n);
+  return total + n;
+}
+
+IOP_HIDDEN void iop_drain_and_ingest(void) {
+  pthread_mutex_lock(&drain_mutex);
+  if (!finished) {
+    long n = drain_locked();
+    /* With nothing new, Go still closes a frame that has grown too old. */
+    if (n == 0 && iopGoFrameOpen()) iopGoIngest(NULL, 0);
+  }
+  pthread_mutex_unlock(&drain_mutex);
+}
+
+static void *consumer_main(void *arg) {
+  (void)arg;
+  iop_in = 1; /* whatever this thread does is iopred's own */
+  long wait_ms = iop_cfg.flush_ms / 4;
+  if (wait_ms < 5) wait_ms = 5;
+  if (wait_ms > 100) wait_ms = 100;
+  for (;;) {
+    uint32_t w = atomic_load(&wake_word);
+    struct timespec ts = {wait_ms / 1000, (wait_ms % 1000) * 1000000};
+    syscall(SYS_futex, &wake_word, FUTEX_WAIT_PRIVATE, w, &ts, NULL, 0);
+    if (finished) {
+      if (iop_state != IOP_ACTIVE) return NULL;
+      continue;
+    }
+    iop_drain_and_ingest();
+  }
+}
+
+IOP_HIDDEN void iop_ring_init(void) { pthread_key_create(&ring_key, ring_thread_exit); }
+
+/* iop_shutdown hands every pending event to Go and closes the trace with
+ * its footer. reason 0: the process exits; 1: it is about to exec. */
+IOP_HIDDEN void iop_shutdown(int reason) {
+  int was = iop_in;
+  iop_in = 1;
+  pthread_mutex_lock(&drain_mutex);
+  if (!finished && atomic_load(&consumer_started)) {
+    drain_locked();
+    iopGoFinish(reason);
+  }
+  finished = 1;
+  pthread_mutex_unlock(&drain_mutex);
+  iop_in = was;
+}
+
+/* After an exec that failed, the process goes on: so does its trace,
+ * whose writer accepts records after a footer (the last footer counts). */
+IOP_HIDDEN void iop_exec_failed(void) {
+  pthread_mutex_lock(&drain_mutex);
+  finished = 0;
+  pthread_mutex_unlock(&drain_mutex);
+}
+
+IOP_HIDDEN uint64_t iop_dropped(void) { return atomic_load(&dropped); }
+
+/* ---- the public C API that does not need Go ---- */
+
+IOP_EXPORT int iopred_flush(void) {
+  if (iop_state != IOP_ACTIVE || iop_in || !atomic_load(&consumer_started)) return 0;
+  iop_in = 1;
+  pthread_mutex_lock(&drain_mutex);
+  if (!finished) {
+    drain_locked();
+    iopGoFinish(2);
+  }
+  pthread_mutex_unlock(&drain_mutex);
+  iop_in = 0;
+  return 1;
+}
+
+IOP_EXPORT int iopred_enabled(void) { return iop_state == IOP_ACTIVE; }

@@ -1,0 +1,93 @@
+// Package main is libiopred.so: the C interposers in this directory record
+// every I/O call into per-thread rings, and this Go side receives the
+// recorded events in batches on one background thread, writes the
+// process's trace and runs its model.
+//
+// Build with `make` (go build -buildmode=c-shared); see ../README.md.
+package main
+
+/*
+#cgo CFLAGS: -O2 -Wall -Wno-unused-function
+#cgo LDFLAGS: -ldl -lpthread -lunwind
+#include "iop.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"sort"
+	"unsafe"
+)
+
+// Version is written into every trace header.
+const Version = "0.1.0"
+
+func init() {
+	// The library shares the process with an application that owns the
+	// machine: one Go thread at a time is plenty for trace writing.
+	runtime.GOMAXPROCS(1)
+}
+
+func main() {}
+
+// sess is the process's session; only the consumer thread and callers of
+// the C API touch it, always under the C side's drain mutex.
+var sess *session
+
+//export iopGoIngest
+func iopGoIngest(evs *C.struct_iop_event, n C.int) {
+	defer recoverInto("ingest")
+	if sess == nil {
+		sess = newSession()
+	}
+	if n == 0 {
+		sess.tick()
+		return
+	}
+	sess.ingest(unsafe.Slice(evs, int(n)))
+}
+
+//export iopGoFinish
+func iopGoFinish(reason C.int) {
+	defer recoverInto("finish")
+	if sess == nil {
+		return
+	}
+	switch reason {
+	case 0:
+		sess.finish("exit")
+	case 1:
+		sess.finish("exec")
+	default:
+		sess.flush()
+	}
+}
+
+//export iopGoFrameOpen
+func iopGoFrameOpen() C.int {
+	if sess != nil && sess.w != nil && sess.w.FrameOpen() {
+		return 1
+	}
+	return 0
+}
+
+// recoverInto keeps a failure of iopred from ever reaching the
+// application: the session stops recording and says why, once.
+func recoverInto(where string) {
+	if r := recover(); r != nil {
+		if sess != nil {
+			sess.fail(fmt.Errorf("internal error in %s: %v", where, r))
+		} else {
+			fmt.Fprintf(os.Stderr, "iopred: internal error in %s: %v\n", where, r)
+		}
+	}
+}
+
+// batchEvent is the Go view of one C event.
+type batchEvent = C.struct_iop_event
+
+func sortBatch(b []batchEvent) {
+	sort.SliceStable(b, func(i, j int) bool { return b[i].start_ns < b[j].start_ns })
+}

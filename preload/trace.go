@@ -1,0 +1,258 @@
+package main
+
+/*
+#include "iop.h"
+IOP_HIDDEN int iop_module_of(uintptr_t pc, char *path, int cap, uintptr_t *bias);
+IOP_HIDDEN uint64_t iop_dropped(void);
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+	"unsafe"
+
+	"iopred/tracefmt"
+)
+
+// session owns the process's trace: created at the first recorded event,
+// closed with a footer at exit (or before an exec).
+type session struct {
+	w      *tracefmt.Writer
+	f      *traceFile
+	anchor int64 // CLOCK_MONOTONIC ns of the header's time anchor
+	failed bool
+
+	files  map[uint32]string // C file ids already defined in the trace, with their paths
+	ctxs   map[uint32]uint64 // C context slots -> stable context ids
+	sym    *symbolizer
+	ops    []string // op code -> name
+	events uint64
+	bytes  uint64
+	ev     tracefmt.Event
+}
+
+func newSession() *session {
+	s := &session{
+		files: make(map[uint32]string),
+		ctxs:  make(map[uint32]uint64),
+		sym:   newSymbolizer(),
+		ops:   make([]string, C.IOP_OP_MAX),
+	}
+	for i := range s.ops {
+		s.ops[i] = canonicalOp(C.GoString(C.iop_op_name(C.int(i))))
+	}
+	s.anchor = int64(C.iop_t0_mono)
+	if err := s.open(time.Unix(0, int64(C.iop_t0_unix))); err != nil {
+		s.fail(err)
+	}
+	return s
+}
+
+// rankFromEnv finds the MPI rank before MPI itself can tell: from
+// IOPRED_RANK, then the launchers' variables.
+func rankFromEnv() *int {
+	for _, name := range []string{"IOPRED_RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"} {
+		if v := os.Getenv(name); v != "" {
+			if r, err := strconv.Atoi(v); err == nil && r >= 0 {
+				return &r
+			}
+		}
+	}
+	return nil
+}
+
+func (s *session) open(now time.Time) error {
+	dir := C.GoString(&C.iop_cfg.dir[0])
+	exe, _ := os.Executable()
+	host, _ := os.Hostname()
+	if i := strings.IndexByte(host, '.'); i > 0 {
+		host = host[:i]
+	}
+	rank := rankFromEnv()
+	base := fmt.Sprintf("%s.%s.%d", filepath.Base(exe), host, os.Getpid())
+	if rank != nil {
+		base += fmt.Sprintf(".r%d", *rank)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("cannot create trace directory: %w", err)
+	}
+	// The same pid can write twice: after an exec of a traced program.
+	var f *traceFile
+	var err error
+	for i := 0; i < 100; i++ {
+		name := base
+		if i > 0 {
+			name += "." + strconv.Itoa(i)
+		}
+		f, err = createTraceFile(filepath.Join(dir, name+tracefmt.FileSuffix))
+		if !errors.Is(err, os.ErrExist) {
+			break
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("cannot create trace: %w", err)
+	}
+	args := os.Args
+	hdr := tracefmt.Header{
+		Version:      tracefmt.FormatVersion,
+		Program:      exe,
+		Args:         args,
+		Host:         host,
+		PID:          os.Getpid(),
+		PPID:         os.Getppid(),
+		Rank:         rank,
+		StartUnixNs:  now.UnixNano(),
+		StartMonoNs:  s.anchor,
+		ContextDepth: int(C.iop_cfg.ctx_depth),
+		Library:      "iopred " + Version,
+	}
+	w, err := tracefmt.NewWriter(f, hdr, tracefmt.WriterOptions{
+		FrameBytes: int(C.iop_cfg.flush_bytes),
+		FrameAge:   time.Duration(C.iop_cfg.flush_ms) * time.Millisecond,
+	})
+	if err != nil {
+		return err
+	}
+	s.f, s.w = f, w
+	return nil
+}
+
+// fail stops recording: iopred never lets its own trouble reach the
+// application, and says so once.
+func (s *session) fail(err error) {
+	if s.failed {
+		return
+	}
+	s.failed = true
+	fmt.Fprintf(os.Stderr, "iopred: recording stopped: %v\n", err)
+}
+
+func (s *session) ingest(batch []batchEvent) {
+	if s.failed {
+		return
+	}
+	sortBatch(batch)
+	for i := range batch {
+		if err := s.write(&batch[i]); err != nil {
+			s.fail(err)
+			return
+		}
+	}
+	s.tick()
+}
+
+func (s *session) tick() {
+	if s.failed || s.w == nil {
+		return
+	}
+	if err := s.w.Tick(time.Now()); err != nil {
+		s.fail(err)
+	}
+}
+
+func (s *session) write(c *batchEvent) error {
+	switch c.kind {
+	case C.IOP_KIND_FORK:
+		return s.w.Proc(tracefmt.Proc{Op: "fork", TimeNs: int64(c.start_ns) - s.anchor, Child: int(c.aux)})
+	case C.IOP_KIND_EXEC:
+		return s.w.Proc(tracefmt.Proc{Op: "exec", TimeNs: int64(c.start_ns) - s.anchor})
+	}
+	file := uint32(c.file)
+	path, known := s.files[file]
+	if file != 0 && !known {
+		path = C.GoString(C.iop_file_path(C.uint32_t(file)))
+		if err := s.w.File(tracefmt.File{ID: file, Path: path}); err != nil {
+			return err
+		}
+		s.files[file] = path
+	}
+	ctx := uint64(0)
+	if c.ctx != 0 {
+		var ok bool
+		if ctx, ok = s.ctxs[uint32(c.ctx)]; !ok {
+			def := s.context(uint32(c.ctx))
+			if err := s.w.Context(def); err != nil {
+				return err
+			}
+			ctx = def.ID
+			s.ctxs[uint32(c.ctx)] = ctx
+		}
+	}
+	e := &s.ev
+	*e = tracefmt.Event{
+		Op:      s.ops[c.op],
+		FileID:  file,
+		Offset:  int64(c.offset),
+		Size:    int64(c.size),
+		Ret:     int64(c.ret),
+		Bytes:   int64(c.bytes),
+		StartNs: int64(c.start_ns) - s.anchor,
+		EndNs:   int64(c.end_ns) - s.anchor,
+		Tid:     int32(c.tid),
+		Ctx:     ctx,
+		Errno:   int32(c.err),
+		Aux:     int64(c.aux),
+	}
+	e.Layer = tracefmt.LayerOf(e.Op)
+	s.events++
+	s.bytes += uint64(e.Bytes)
+	if err := s.w.Event(e); err != nil {
+		return err
+	}
+	return nil
+}
+
+// context symbolises a context slot's return addresses.
+func (s *session) context(slot uint32) tracefmt.Context {
+	var pcs [64]C.uintptr_t
+	n := int(C.iop_ctx_pcs(C.uint32_t(slot), &pcs[0], C.int(len(pcs))))
+	frames := make([]tracefmt.Frame, 0, n)
+	for _, pc := range pcs[:n] {
+		frames = append(frames, s.sym.frame(uintptr(pc)))
+	}
+	return tracefmt.Context{ID: contextID(frames), Frames: frames}
+}
+
+func (s *session) flush() {
+	if s.failed || s.w == nil {
+		return
+	}
+	if err := s.w.Flush(); err != nil {
+		s.fail(err)
+	}
+}
+
+func (s *session) finish(reason string) {
+	if s.failed || s.w == nil {
+		return
+	}
+	err := s.w.Close(tracefmt.Footer{
+		Reason:  reason,
+		EndNs:   int64(C.iop_now()) - s.anchor,
+		Events:  s.events,
+		Bytes:   s.bytes,
+		Dropped: uint64(C.iop_dropped()),
+	})
+	if err == nil {
+		err = s.f.Sync()
+	}
+	if err != nil {
+		s.fail(err)
+	}
+}
+
+// moduleOf asks the dynamic loader which object holds pc.
+func moduleOf(pc uintptr) (path string, bias uintptr, ok bool) {
+	var buf [4096]C.char
+	var b C.uintptr_t
+	if C.iop_module_of(C.uintptr_t(pc), &buf[0], C.int(len(buf)), &b) == 0 {
+		return "", 0, false
+	}
+	return C.GoString((*C.char)(unsafe.Pointer(&buf[0]))), uintptr(b), true
+}
