@@ -24,7 +24,9 @@
 
 struct iop_ring {
   _Atomic uint64_t head; /* next slot the producer writes */
-  char pad1[56];
+  uint64_t tail_seen;    /* the producer's last look at tail: it rereads the
+                          * consumer's cache line only when this says full */
+  char pad1[48];
   _Atomic uint64_t tail; /* next slot the consumer reads */
   char pad2[56];
   int32_t tid;
@@ -117,7 +119,8 @@ IOP_HIDDEN struct iop_event *iop_ring_reserve(void) {
     }
   }
   uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
-  uint64_t t = atomic_load_explicit(&r->tail, memory_order_acquire);
+  if (IOP_LIKELY(h - r->tail_seen < IOP_RING_CAP)) return &r->ev[h & (IOP_RING_CAP - 1)];
+  uint64_t t = r->tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
   while (IOP_UNLIKELY(h - t >= IOP_RING_CAP)) {
     /* Back-pressure: wait for the consumer rather than lose the event. */
     if (finished || !atomic_load(&consumer_started)) {
@@ -127,7 +130,7 @@ IOP_HIDDEN struct iop_event *iop_ring_reserve(void) {
     wake_consumer();
     struct timespec ts = {0, 200000};
     syscall(SYS_nanosleep, &ts, NULL);
-    t = atomic_load_explicit(&r->tail, memory_order_acquire);
+    t = r->tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
   }
   return &r->ev[h & (IOP_RING_CAP - 1)];
 }
@@ -136,7 +139,12 @@ IOP_HIDDEN void iop_ring_commit(void) {
   struct iop_ring *r = my_ring;
   uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed) + 1;
   atomic_store_explicit(&r->head, h, memory_order_release);
-  if (IOP_UNLIKELY(h - atomic_load_explicit(&r->tail, memory_order_relaxed) == IOP_RING_CAP / 2)) wake_consumer();
+  /* Half full by the last look: look again, and wake the consumer if the
+   * ring really is filling up. */
+  if (IOP_UNLIKELY(h - r->tail_seen == IOP_RING_CAP / 2)) {
+    r->tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
+    if (h - r->tail_seen >= IOP_RING_CAP / 2) wake_consumer();
+  }
 }
 
 IOP_HIDDEN void iop_record_proc(int kind, int64_t aux) {
