@@ -11,8 +11,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
-#define UNW_LOCAL_ONLY
-#include <libunwind.h>
+#include "unwind.h"
 
 #define IOP_MAX_DEPTH 64
 #define IOP_CTX_CAP (1 << 14)
@@ -49,6 +48,7 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *data) {
 
 IOP_HIDDEN void iop_context_init(void) {
   dl_iterate_phdr(find_self, (void *)(uintptr_t)&iop_context_init);
+  iop_unwind_init();
 }
 
 static inline uint64_t mix(uint64_t h, uint64_t x) {
@@ -61,7 +61,7 @@ IOP_HIDDEN uint32_t iop_capture(void) {
   int depth = iop_cfg.ctx_depth;
   if (depth <= 0) return 0;
   uintptr_t pcs[IOP_MAX_DEPTH + 8];
-  int n = unw_backtrace((void **)pcs, depth + 8);
+  int n = iop_backtrace(pcs, depth + 8, 0);
   int first = 0;
   while (first < n && pcs[first] >= self_lo && pcs[first] < self_hi) first++;
   n -= first;

@@ -8,7 +8,7 @@ package main
 
 /*
 #cgo CFLAGS: -O2 -Wall -Wno-unused-function
-#cgo LDFLAGS: -ldl -lpthread -lunwind
+#cgo LDFLAGS: -ldl -lpthread
 #include "iop.h"
 */
 import "C"
