@@ -21,6 +21,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/ucontext.h>
 #include <unistd.h>
@@ -165,6 +166,7 @@ static _Atomic int initialised;
 
 /* The main thread's stack, from init. */
 static uintptr_t main_stack_lo, main_stack_hi;
+extern void *__libc_stack_end; /* exported by ld.so: the initial stack pointer */
 
 static int module_readable(const struct module *m, uintptr_t a, uintptr_t len) {
   if (a + len < a) return 0;
@@ -232,10 +234,16 @@ static int refresh_cb(struct dl_phdr_info *info, size_t size, void *data) {
 }
 
 /* refresh_modules rescans the loaded objects. Never called while this
- * thread is already inside the unwinder (see busy). */
-static void refresh_modules(void) {
-  while (atomic_flag_test_and_set_explicit(&refresh_lock, memory_order_acquire))
+ * thread is already inside the unwinder (see busy). When another thread is
+ * rescanning, it does not wait unless asked to: that thread may itself be
+ * waiting in dl_iterate_phdr for the loader lock held by this one (a
+ * constructor doing I/O inside dlopen), so the caller gives up on the
+ * frame instead, without caching anything. */
+static void refresh_modules(int wait) {
+  while (atomic_flag_test_and_set_explicit(&refresh_lock, memory_order_acquire)) {
+    if (!wait) return;
     __builtin_ia32_pause();
+  }
   refresh_gen++;
   unsigned long long subs = atomic_load(&known_subs);
   dl_iterate_phdr(refresh_cb, &subs);
@@ -810,11 +818,14 @@ static rule_t slow_rule(uintptr_t key, uintptr_t pc, int nested) {
   if (!nested) {
     unsigned long long subs = 0;
     dl_iterate_phdr(subs_cb, &subs);
-    if (subs != atomic_load(&known_subs)) refresh_modules();
+    if (subs != atomic_load(&known_subs)) {
+      refresh_modules(0);
+      if (subs != atomic_load(&known_subs)) return 0; /* not rescanned: retry next time */
+    }
   }
   const struct module *m = module_of(addr);
   if (!m && !nested) {
-    refresh_modules();
+    refresh_modules(0);
     m = module_of(addr);
   }
   if (!m) return 0;
@@ -1019,18 +1030,22 @@ __asm__(".text\n"
 
 void iop_unwind_init(void) {
   if (atomic_load(&initialised)) return;
-  pthread_attr_t attr;
-  if (getpid() == (pid_t)syscall(SYS_gettid) && pthread_getattr_np(pthread_self(), &attr) == 0) {
-    void *addr;
-    size_t size;
-    if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
-      main_stack_lo = (uintptr_t)addr;
-      main_stack_hi = (uintptr_t)addr + size;
-    }
-    pthread_attr_destroy(&attr);
+  /* The main thread's stack: everything from its sp up to the page that
+   * holds __libc_stack_end (the initial sp) is mapped. Downwards it can
+   * grow to RLIMIT_STACK, and the kernel places no mapping there. This
+   * works from any thread and neither allocates nor opens files (unlike
+   * pthread_getattr_np, which reads /proc/self/maps). */
+  uintptr_t end = (uintptr_t)__libc_stack_end;
+  if (end) {
+    struct rlimit rl;
+    uintptr_t size = (uintptr_t)8 << 20;
+    if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) size = rl.rlim_cur;
+    if (size > ((uintptr_t)8 << 30)) size = (uintptr_t)8 << 30;
+    main_stack_hi = (end + 4095) & ~(uintptr_t)4095;
+    main_stack_lo = main_stack_hi > size ? main_stack_hi - size : 0;
   }
   tstate.busy++;
-  refresh_modules();
+  refresh_modules(1);
   tstate.busy--;
   atomic_store(&initialised, 1);
 }
@@ -1038,7 +1053,7 @@ void iop_unwind_init(void) {
 void iop_unwind_invalidate(void) {
   if (!atomic_load(&initialised) || tstate.busy) return;
   tstate.busy++;
-  refresh_modules();
+  refresh_modules(1);
   atomic_store(&cache_gen, (atomic_load(&cache_gen) + ((uintptr_t)1 << GEN_SHIFT)) & GEN_MASK);
   tstate.busy--;
 }

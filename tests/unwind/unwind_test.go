@@ -84,14 +84,16 @@ func buildAll(dir string) error {
 	steps := [][]string{
 		append([]string{"gcc"}, with("-c", "-o", o("unwind.o"), unwindSrc)...),
 		append([]string{"gcc"}, with("-c", "-o", o("extcheck.o"), "extcheck.c")...),
+		append([]string{"gcc"}, with("-DWRAP_WRITE", "-c", "-o", o("extwrite.o"), "extcheck.c")...),
 		append([]string{"gcc"}, with("-pthread", "-rdynamic", "-o", o("cstack"), "cstack.c", o("unwind.o"), "-lunwind", "-ldl")...),
 		append([]string{"gcc"}, with("-fPIC", "-shared", "-o", o("libshlib.so"), "shlib.c")...),
 		append([]string{"gcc"}, with("-DVARIANT", "-fPIC", "-shared", "-o", o("libshlib2.so"), "shlib.c")...),
 		append([]string{"gcc"}, with("-rdynamic", "-o", o("dlmain"), "dlmain.c", o("unwind.o"), "-lunwind", "-ldl")...),
 		append([]string{"gcc"}, with("-fno-asynchronous-unwind-tables", "-fno-unwind-tables", "-o", o("nounwind"), "nounwind.c", o("unwind.o"), "-lunwind", "-ldl")...),
-		{"gfortran", "-O2", "-Wall", "-J", dir, "-o", o("fortran"), "fortran.f90", o("extcheck.o"), o("unwind.o"), "-lunwind", "-ldl"},
-		append([]string{"g++"}, with("-fno-exceptions", "-o", o("cxx"), "cxx.cc", o("extcheck.o"), o("unwind.o"), "-lunwind", "-ldl")...),
+		{"gfortran", "-O2", "-Wall", "-J", dir, "-o", o("fortran"), "fortran.f90", o("extwrite.o"), o("unwind.o"), "-lunwind", "-ldl"},
+		append([]string{"g++"}, with("-fno-exceptions", "-o", o("cxx"), "cxx.cc", o("extwrite.o"), o("unwind.o"), "-lunwind", "-ldl")...),
 		append([]string{"gcc"}, with("-o", o("bench"), "bench.c", o("unwind.o"), "-lunwind", "-ldl")...),
+		append([]string{"gcc"}, with("-fPIC", "-shared", "-o", o("libpreload.so"), "preload.c", unwindSrc, "-lunwind", "-ldl")...),
 	}
 	for _, s := range steps {
 		if err := run(s[0], s[1:]...); err != nil {
@@ -123,8 +125,8 @@ func TestAgreesWithLibunwind(t *testing.T) {
 		{"threads", []string{"cstack", "threads"}, "four threads at once under profiling signals"},
 		{"bogus", []string{"cstack", "bogus"}, "lying CFI (CFA far above the stack, garbage rbp, garbage return address): stop, never fault"},
 		{"dlopen", []string{"dlmain", filepath.Join(dir, "libshlib.so"), filepath.Join(dir, "libshlib2.so")}, "frames in dlopen'ed libraries, closed and replaced by other code at the same address"},
-		{"fortran", []string{"fortran"}, "gfortran -O2: recursion, automatic arrays, internal formatted write"},
-		{"cxx", []string{"cxx"}, "g++ -fno-exceptions: virtual calls, templates, std::function, std::sort's frames"},
+		{"fortran", []string{"fortran"}, "gfortran -O2: recursion, automatic arrays, internal formatted write; file writes captured in write() under libgfortran's frames"},
+		{"cxx", []string{"cxx"}, "g++ -fno-exceptions: virtual calls, templates, std::function, std::sort's frames; std::ofstream captured in write() under libstdc++'s frames"},
 		{"nounwind", []string{"nounwind"}, "code without unwind tables: both stop at its first frame"},
 	}
 	for _, c := range cases {
@@ -147,6 +149,55 @@ func TestAgreesWithLibunwind(t *testing.T) {
 				t.Fatalf("%s (%s): %d of %d captures differ from libunwind\n%s", c.name, c.why, failures, checks, out)
 			}
 			t.Logf("%s", bytes.TrimSpace(out))
+		})
+	}
+}
+
+var preloadRE = regexp.MustCompile(`(?m)^preload \((\d+) writes\): checks (\d+) failures (\d+)`)
+
+// TestPreloadedIntoRealPrograms runs distribution-built programs (no frame
+// pointers) under an LD_PRELOAD library that wraps write() and captures
+// the stack there with both unwinders, as libiopred.so's interposer does:
+// the captures must agree, and each program must have been captured.
+func TestPreloadedIntoRealPrograms(t *testing.T) {
+	dir := programs(t)
+	lib := filepath.Join(dir, "libpreload.so")
+	cases := []struct {
+		name string
+		argv []string
+	}{
+		{"dd", []string{"dd", "if=/dev/zero", "of=" + filepath.Join(t.TempDir(), "dd.out"), "bs=4096", "count=200"}},
+		{"tar", []string{"tar", "cf", filepath.Join(t.TempDir(), "t.tar"), "-C", "testdata", "."}},
+		{"python3", []string{"python3", "-c", "import sys\nf = open(sys.argv[1], 'w')\nfor i in range(50):\n    f.write('x' * 10000)\n    f.flush()\n", filepath.Join(t.TempDir(), "py.out")}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if _, err := exec.LookPath(c.argv[0]); err != nil {
+				t.Skipf("%s not installed", c.argv[0])
+			}
+			report := filepath.Join(t.TempDir(), "report")
+			cmd := exec.Command(c.argv[0], c.argv[1:]...)
+			cmd.Env = append(os.Environ(), "LD_PRELOAD="+lib, "UNWIND_REPORT="+report)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("%v: %v\n%s", c.argv, err, out)
+			}
+			text, err := os.ReadFile(report)
+			if err != nil {
+				t.Fatalf("no report from %s: %v", c.name, err)
+			}
+			captured := 0
+			for _, m := range preloadRE.FindAllSubmatch(text, -1) {
+				writes, _ := strconv.Atoi(string(m[1]))
+				failures, _ := strconv.Atoi(string(m[3]))
+				if failures != 0 {
+					t.Fatalf("%s: captures differ from libunwind:\n%s", c.name, text)
+				}
+				captured += writes
+			}
+			if captured == 0 {
+				t.Fatalf("%s: no write() was captured:\n%s", c.name, text)
+			}
+			t.Logf("%s: %d captures in write() agree with libunwind", c.name, captured)
 		})
 	}
 }

@@ -1,7 +1,8 @@
 // C++ built with -fno-exceptions -O2 -fomit-frame-pointer: virtual calls,
 // template recursion, lambdas through std::function, and libstdc++'s own
-// frames (std::sort calling our comparator).
+// frames (std::sort calling our comparator, std::ofstream calling write()).
 #include <algorithm>
+#include <fstream>
 #include <functional>
 #include <vector>
 
@@ -65,5 +66,12 @@ int main() {
     if (compares++ % 50 == 0) ext_check(64);
     return a < b;
   });
+  // libstdc++'s filebuf calls write() when its buffer fills or on flush.
+  std::ofstream out("/dev/null");
+  for (int i = 0; i < 20; i++) {
+    out << "line " << i << '\n';
+    out.flush();
+  }
+  out.close();
   return ext_report("cxx");
 }

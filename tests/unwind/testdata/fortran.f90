@@ -1,6 +1,7 @@
 ! gfortran -O2 frames: recursion, automatic arrays (a frame pointer
 ! frame), module procedures and a formatted internal write, all calling
-! the C harness at the leaf.
+! the C harness at the leaf; and formatted and unformatted writes to
+! files, which reach the harness's write() through libgfortran's frames.
 module walkers
   use iso_c_binding
   implicit none
@@ -34,6 +35,18 @@ contains
     total = total + int(sum(a))
   end subroutine
 
+  recursive subroutine file_io(n, unit)
+    integer, intent(in) :: n, unit
+    real(8) :: values(64)
+    if (n > 0) then
+      call file_io(n - 1, unit)
+      return
+    end if
+    values = 1.5d0
+    write (unit) values
+    flush (unit)
+  end subroutine
+
   subroutine formatted(n)
     integer, intent(in) :: n
     character(len=32) :: line
@@ -53,12 +66,21 @@ program fortran_stack
       character(kind=c_char), dimension(*) :: name
     end function
   end interface
-  integer :: i
+  integer :: i, text, binary
   call ext_init()
   do i = 0, 40, 5
     total = total + walk(i)
     call automatic(i)
     call formatted(i)
   end do
+  open (newunit=text, status='scratch', form='formatted')
+  open (newunit=binary, status='scratch', form='unformatted', access='stream')
+  do i = 1, 20
+    write (text, '(a,i6,f12.4)') 'step ', i, real(i, 8) / 3
+    flush (text)
+    call file_io(mod(i, 7), binary)
+  end do
+  close (text)
+  close (binary)
   call exit(ext_report("fortran" // c_null_char))
 end program
