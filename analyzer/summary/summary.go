@@ -1,0 +1,242 @@
+// Package summary condenses iopred traces into what a user asks first:
+// per process, how many calls, how long, how many bytes; per file, which
+// calls and how much time; which code paths (contexts) did the I/O.
+package summary
+
+import (
+	"errors"
+	"io"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"iopred/tracefmt"
+)
+
+// Report is the summary of one or more traces (a job directory).
+type Report struct {
+	Processes []Process      `json:"processes"`
+	Files     []FileStats    `json:"files"`
+	Contexts  []ContextStats `json:"top_contexts"` // by time in I/O, longest first
+}
+
+// Process summarises one trace.
+type Process struct {
+	Trace        string `json:"trace"`
+	Program      string `json:"program"`
+	Host         string `json:"host"`
+	PID          int    `json:"pid"`
+	Rank         *int   `json:"rank"`
+	Events       uint64 `json:"events"`
+	DurationNs   int64  `json:"duration_ns"` // from the time anchor to the footer, or to the last event's end
+	IONs         int64  `json:"io_ns"`       // summed durations of its calls
+	BytesRead    int64  `json:"bytes_read"`
+	BytesWritten int64  `json:"bytes_written"`
+	Errors       uint64 `json:"failed_calls"`
+	Dropped      uint64 `json:"dropped"`
+	Complete     bool   `json:"complete"`        // the trace ended with a footer
+	Problem      string `json:"error,omitempty"` // why the trace could not be read to its end
+}
+
+// FileStats summarises the calls on one path, over every process.
+type FileStats struct {
+	Path         string            `json:"path"` // "" for calls that name no file
+	Calls        map[string]uint64 `json:"calls"`
+	Events       uint64            `json:"events"`
+	BytesRead    int64             `json:"bytes_read"`
+	BytesWritten int64             `json:"bytes_written"`
+	IONs         int64             `json:"io_ns"`
+	Processes    int               `json:"processes"`
+}
+
+// ContextStats summarises the calls made from one context (call stack).
+// The same code path has the same id in every process of a program.
+type ContextStats struct {
+	ID        uint64            `json:"id"`
+	Events    uint64            `json:"events"`
+	IONs      int64             `json:"io_ns"`
+	Bytes     int64             `json:"bytes"`
+	Calls     map[string]uint64 `json:"calls"`
+	Where     string            `json:"where"` // the innermost application frame, symbolised
+	Frames    []tracefmt.Frame  `json:"frames"`
+	Processes int               `json:"processes"`
+}
+
+// DefaultTop is how many contexts a report keeps unless told otherwise.
+const DefaultTop = 10
+
+type fileAcc struct {
+	FileStats
+	procs map[int]bool
+}
+
+type ctxAcc struct {
+	ContextStats
+	procs map[int]bool
+}
+
+// Summarize reads every trace and summarises them. It keeps top contexts.
+// A trace that cannot be read to its end still counts with the records
+// read so far; its Process.Problem says why. The error returned is the
+// first *tracefmt.FormatError or I/O error met (nil when every trace was
+// at worst truncated), so that callers can tell corrupt input from a
+// killed process.
+func Summarize(traces []string, top int) (*Report, error) {
+	rep := &Report{}
+	files := map[string]*fileAcc{}
+	ctxs := map[uint64]*ctxAcc{}
+	var firstErr error
+	for i, path := range traces {
+		p, err := summarizeTrace(i, path, files, ctxs)
+		rep.Processes = append(rep.Processes, p)
+		var te *tracefmt.TruncatedError
+		if err != nil && !errors.As(err, &te) && firstErr == nil {
+			firstErr = err
+		}
+	}
+	for _, f := range files {
+		f.Processes = len(f.procs)
+		rep.Files = append(rep.Files, f.FileStats)
+	}
+	sort.Slice(rep.Files, func(i, j int) bool {
+		a, b := rep.Files[i], rep.Files[j]
+		if a.IONs != b.IONs {
+			return a.IONs > b.IONs
+		}
+		return a.Path < b.Path
+	})
+	for _, c := range ctxs {
+		c.Processes = len(c.procs)
+		rep.Contexts = append(rep.Contexts, c.ContextStats)
+	}
+	sort.Slice(rep.Contexts, func(i, j int) bool {
+		a, b := rep.Contexts[i], rep.Contexts[j]
+		if a.IONs != b.IONs {
+			return a.IONs > b.IONs
+		}
+		return a.ID < b.ID
+	})
+	if top >= 0 && len(rep.Contexts) > top {
+		rep.Contexts = rep.Contexts[:top]
+	}
+	return rep, firstErr
+}
+
+// summarizeTrace adds one trace to files and ctxs; proc numbers the trace.
+func summarizeTrace(proc int, path string, files map[string]*fileAcc, ctxs map[uint64]*ctxAcc) (Process, error) {
+	p := Process{Trace: path}
+	r, err := tracefmt.Open(path)
+	if err != nil {
+		p.Problem = err.Error()
+		return p, err
+	}
+	defer r.Close()
+	h := r.Header()
+	p.Program, p.Host, p.PID, p.Rank = h.Program, h.Host, h.PID, h.Rank
+	var lastEnd int64
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			p.Problem = err.Error()
+			if p.DurationNs == 0 {
+				p.DurationNs = lastEnd
+			}
+			return p, err
+		}
+		switch {
+		case rec.Event != nil:
+			e := rec.Event
+			p.Events++
+			dur := e.EndNs - e.StartNs
+			p.IONs += dur
+			lastEnd = max(lastEnd, e.EndNs)
+			if e.Errno != 0 {
+				p.Errors++
+			}
+			var read, written int64
+			if tracefmt.IsRead(e.Op) && e.Bytes > 0 {
+				read = e.Bytes
+			} else if tracefmt.IsWrite(e.Op) && e.Bytes > 0 {
+				written = e.Bytes
+			}
+			p.BytesRead += read
+			p.BytesWritten += written
+			f := files[e.Path]
+			if f == nil {
+				f = &fileAcc{FileStats: FileStats{Path: e.Path, Calls: map[string]uint64{}}, procs: map[int]bool{}}
+				files[e.Path] = f
+			}
+			f.Calls[e.Op]++
+			f.Events++
+			f.BytesRead += read
+			f.BytesWritten += written
+			f.IONs += dur
+			f.procs[proc] = true
+			if e.Ctx != 0 {
+				c := ctxs[e.Ctx]
+				if c == nil {
+					def := r.Contexts()[e.Ctx]
+					c = &ctxAcc{ContextStats: ContextStats{ID: e.Ctx, Calls: map[string]uint64{}, Frames: def.Frames,
+						Where: FormatFrame(InnermostAppFrame(def.Frames))}, procs: map[int]bool{}}
+					ctxs[e.Ctx] = c
+				}
+				c.Events++
+				c.IONs += dur
+				c.Bytes += read + written
+				c.Calls[e.Op]++
+				c.procs[proc] = true
+			}
+		case rec.Footer != nil:
+			p.DurationNs = rec.Footer.EndNs
+			p.Dropped = rec.Footer.Dropped
+		}
+	}
+	p.Complete = true
+	if p.DurationNs == 0 {
+		p.DurationNs = lastEnd
+	}
+	return p, nil
+}
+
+// systemLibs are path fragments of the libraries whose frames say nothing
+// about where the application did its I/O.
+var systemLibs = []string{"/libc.so", "/libc-", "/ld-linux", "/libpthread", "/libiopred", "/libstdc++",
+	"/libgfortran", "/libpython", "/libmpi", "/libhdf5", "/libunwind", "/libdl", "/libm.so"}
+
+// InnermostAppFrame returns the innermost frame (frames run from the
+// innermost outwards) that belongs to the program or to a library that is
+// not a system or runtime library; failing that, the innermost frame.
+func InnermostAppFrame(frames []tracefmt.Frame) tracefmt.Frame {
+	if len(frames) == 0 {
+		return tracefmt.Frame{}
+	}
+	for _, f := range frames {
+		sys := f.Module == "?" || f.Module == ""
+		for _, s := range systemLibs {
+			if strings.Contains(f.Module, s) {
+				sys = true
+				break
+			}
+		}
+		if !sys {
+			return f
+		}
+	}
+	return frames[0]
+}
+
+// FormatFrame prints a frame as module+0xoffset (function).
+func FormatFrame(f tracefmt.Frame) string {
+	if f.Module == "" && f.Offset == 0 {
+		return "-"
+	}
+	s := filepath.Base(f.Module) + "+0x" + strconv.FormatUint(f.Offset, 16)
+	if f.Function != "" {
+		s += " (" + f.Function + ")"
+	}
+	return s
+}

@@ -1,0 +1,176 @@
+package summary
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"iopred/tracefmt"
+)
+
+// writeProc writes a trace of n iterations of (write 4096 at ctx 101 on
+// /d/shared, read 100 at ctx 102 on /d/own-<pid>) and returns its path.
+// Without footer the trace ends as a killed process leaves it.
+func writeProc(t *testing.T, dir string, pid, n int, footer bool) string {
+	t.Helper()
+	path := filepath.Join(dir, "app.host."+itoa(pid)+tracefmt.FileSuffix)
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rank := pid - 100
+	w, err := tracefmt.NewWriter(f, tracefmt.Header{Program: "/opt/app", Host: "host", PID: pid, Rank: &rank}, tracefmt.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	must := func(err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(w.Context(tracefmt.Context{ID: 101, Frames: []tracefmt.Frame{
+		{Module: "/usr/lib/x86_64-linux-gnu/libc.so.6", Offset: 0x10, Function: "write"},
+		{Module: "/opt/app", Offset: 0x1234, Function: "dump"},
+		{Module: "/opt/app", Offset: 0x99, Function: "main"}}}))
+	must(w.Context(tracefmt.Context{ID: 102, Frames: []tracefmt.Frame{{Module: "/opt/app", Offset: 0x500}}}))
+	must(w.File(tracefmt.File{ID: 1, Path: "/d/shared"}))
+	must(w.File(tracefmt.File{ID: 2, Path: "/d/own-" + itoa(pid)}))
+	now := int64(0)
+	for i := 0; i < n; i++ {
+		must(w.Event(&tracefmt.Event{Op: "write", FileID: 1, Offset: int64(i) * 4096, Size: 4096, Ret: 4096, Bytes: 4096, StartNs: now, EndNs: now + 1000, Ctx: 101}))
+		must(w.Event(&tracefmt.Event{Op: "read", FileID: 2, Offset: 0, Size: 100, Ret: 100, Bytes: 100, StartNs: now + 2000, EndNs: now + 2500, Ctx: 102}))
+		now += 3000
+	}
+	must(w.Event(&tracefmt.Event{Op: "unlink", Offset: tracefmt.NoOffset, Ret: -1, Errno: 2, StartNs: now, EndNs: now + 10}))
+	if footer {
+		must(w.Close(tracefmt.Footer{Reason: "exit", EndNs: now + 100, Events: uint64(2*n + 1)}))
+	} else {
+		must(w.Flush())
+	}
+	return path
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+func TestSummarize(t *testing.T) {
+	// Two processes: the per-process, per-file and per-context figures are
+	// the sums of the events each trace holds.
+	dir := t.TempDir()
+	a := writeProc(t, dir, 101, 10, true)
+	b := writeProc(t, dir, 102, 5, false) // killed: no footer
+	traces, err := tracefmt.Discover(dir)
+	if err != nil || len(traces) != 2 || traces[0] != a || traces[1] != b {
+		t.Fatalf("Discover: %v %v", traces, err)
+	}
+	rep, err := Summarize(traces, 10)
+	if err != nil {
+		t.Fatalf("a truncated trace must not be an error: %v", err)
+	}
+	p := rep.Processes
+	if len(p) != 2 || p[0].Events != 21 || p[1].Events != 11 || p[0].PID != 101 || *p[1].Rank != 2 {
+		t.Fatalf("processes %+v", p)
+	}
+	if p[0].BytesWritten != 10*4096 || p[0].BytesRead != 10*100 || p[0].IONs != 10*1500+10 || p[0].Errors != 1 {
+		t.Errorf("process 0 figures %+v", p[0])
+	}
+	if !p[0].Complete || p[0].DurationNs != 30100 || p[0].Problem != "" {
+		t.Errorf("process 0 completion %+v", p[0])
+	}
+	if p[1].Complete || !strings.Contains(p[1].Problem, "without a footer") || p[1].DurationNs != 15010 {
+		t.Errorf("process 1 should be flagged as truncated: %+v", p[1])
+	}
+	byPath := map[string]FileStats{}
+	for _, f := range rep.Files {
+		byPath[f.Path] = f
+	}
+	if s := byPath["/d/shared"]; s.Processes != 2 || s.Calls["write"] != 15 || s.BytesWritten != 15*4096 || s.IONs != 15*1000 {
+		t.Errorf("shared file %+v", s)
+	}
+	if s := byPath["/d/own-101"]; s.Processes != 1 || s.Calls["read"] != 10 || s.BytesRead != 1000 {
+		t.Errorf("own file %+v", s)
+	}
+	if s := byPath[""]; s.Calls["unlink"] != 2 {
+		t.Errorf("calls without a file %+v", s)
+	}
+	if len(rep.Contexts) != 2 || rep.Contexts[0].ID != 101 || rep.Contexts[0].Events != 15 || rep.Contexts[0].Processes != 2 {
+		t.Fatalf("contexts %+v", rep.Contexts)
+	}
+	if w := rep.Contexts[0].Where; w != "app+0x1234 (dump)" {
+		t.Errorf("innermost application frame %q, want the app's dump, not libc", w)
+	}
+	if top, _ := Summarize(traces, 1); len(top.Contexts) != 1 {
+		t.Errorf("top 1 kept %d contexts", len(top.Contexts))
+	}
+	var out bytes.Buffer
+	if err := WriteText(&out, rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"app", "40.0 KiB", "/d/shared", "write=15", "app+0x1234 (dump)", "without a footer"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("text output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+func TestSummarizeCorrupt(t *testing.T) {
+	// A foreign file among the traces makes Summarize return a FormatError,
+	// and the good traces are still summarised.
+	dir := t.TempDir()
+	writeProc(t, dir, 101, 3, true)
+	bad := filepath.Join(dir, "zz"+tracefmt.FileSuffix)
+	os.WriteFile(bad, []byte("this is no trace at all"), 0o644)
+	traces, _ := tracefmt.Discover(dir)
+	rep, err := Summarize(traces, 10)
+	var fe *tracefmt.FormatError
+	if !errors.As(err, &fe) || fe.File != bad {
+		t.Fatalf("err %v, want a FormatError naming %s", err, bad)
+	}
+	if len(rep.Processes) != 2 || rep.Processes[0].Events != 7 || rep.Processes[1].Problem == "" {
+		t.Fatalf("processes %+v", rep.Processes)
+	}
+}
+
+func TestContexts(t *testing.T) {
+	// The context table counts the events of each context, most used first.
+	dir := t.TempDir()
+	path := writeProc(t, dir, 101, 4, true)
+	ctxs, err := Contexts(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ctxs) != 2 || ctxs[0].Events != 4 || ctxs[1].Events != 4 || ctxs[0].ID != 101 || len(ctxs[0].Frames) != 3 {
+		t.Fatalf("%+v", ctxs)
+	}
+	var out bytes.Buffer
+	WriteContextsText(&out, ctxs)
+	if !strings.Contains(out.String(), "context 101: 4 events") || !strings.Contains(out.String(), "#1  app+0x1234 (dump)  /opt/app") {
+		t.Errorf("text:\n%s", out.String())
+	}
+}
+
+func TestInnermostAppFrame(t *testing.T) {
+	// System and runtime libraries are skipped; when nothing else remains
+	// the innermost frame is kept.
+	libc := tracefmt.Frame{Module: "/lib/x86_64-linux-gnu/libc.so.6", Offset: 1}
+	app := tracefmt.Frame{Module: "/home/u/a.out", Offset: 2}
+	mylib := tracefmt.Frame{Module: "/home/u/libio.so", Offset: 3}
+	cases := []struct {
+		frames []tracefmt.Frame
+		want   tracefmt.Frame
+	}{
+		{[]tracefmt.Frame{libc, mylib, app}, mylib},
+		{[]tracefmt.Frame{libc, app}, app},
+		{[]tracefmt.Frame{libc}, libc},
+		{nil, tracefmt.Frame{}},
+	}
+	for i, c := range cases {
+		if got := InnermostAppFrame(c.frames); got != c.want {
+			t.Errorf("case %d: %+v, want %+v", i, got, c.want)
+		}
+	}
+}
