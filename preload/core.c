@@ -10,6 +10,8 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -215,6 +217,27 @@ static int iop_ksig(int sig, const struct iop_ksigaction *act, struct iop_ksigac
   return (int)syscall(SYS_rt_sigaction, sig, act, old, sizeof(uint64_t));
 }
 
+/* The trace's descriptor lives high, so that the numbers the program gets
+ * from open stay what they would be without iopred. The first use of a
+ * high number makes the kernel grow the descriptor table, which costs
+ * milliseconds once the process has threads: grow it now, while the
+ * process still has one thread, by a dup and a close. */
+static void iop_reserve_trace_fd(void) {
+  struct rlimit lim;
+  int min = 100;
+  if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur > 256) {
+    min = (int)(lim.rlim_cur - 64 < 960 ? lim.rlim_cur - 64 : 960);
+  }
+  iop_cfg.trace_fd_min = min;
+  for (int fd = 0; fd <= 2; fd++) {
+    int high = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, min);
+    if (high >= 0) {
+      syscall(SYS_close, high);
+      return;
+    }
+  }
+}
+
 static void iop_child_after_fork(void) {
   /* The child has one thread and a Go runtime that may be stuck in a lock
    * held by a thread that no longer exists: it must never enter Go. */
@@ -234,6 +257,7 @@ __attribute__((constructor(101))) static void iop_init_early(void) {
   for (size_t i = 0; i < IOP_NSIG - 2; i++) sigdelset(&all, iop_go_signals[i]);
   pthread_sigmask(SIG_BLOCK, &all, &iop_saved_mask);
   pthread_atfork(NULL, NULL, iop_child_after_fork);
+  if (!iop_cfg.disabled) iop_reserve_trace_fd();
 }
 
 /* Runs after the Go runtime's own initialiser in this library. */

@@ -82,6 +82,7 @@ struct iop_config {
   int ctx_depth;
   long flush_bytes;
   long flush_ms;
+  int trace_fd_min; /* where the trace's descriptor goes: out of the program's way */
   char dir[4096];
 };
 extern IOP_HIDDEN struct iop_config iop_cfg;

@@ -239,9 +239,8 @@ func (s *session) finish(reason string) {
 		Bytes:   s.bytes,
 		Dropped: uint64(C.iop_dropped()),
 	})
-	if err == nil {
-		err = s.f.Sync()
-	}
+	// No fsync: the page cache outlives the process, and a sync at exit
+	// would cost the program milliseconds.
 	if err != nil {
 		s.fail(err)
 	}

@@ -1,5 +1,10 @@
 package main
 
+/*
+#include "iop.h"
+*/
+import "C"
+
 import (
 	"errors"
 	"fmt"
@@ -19,19 +24,9 @@ type traceFile struct {
 	dev, ino uint64
 }
 
-// highFD is where the trace's descriptor goes: near the top of the
-// process's limit, where programs seldom look.
-func highFD() int {
-	var lim syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil || lim.Cur < 256 {
-		return 100
-	}
-	min := int(lim.Cur) - 64
-	if min > 1<<16-64 {
-		min = 1<<16 - 64
-	}
-	return min
-}
+// highFD is where the trace's descriptor goes; the C constructor chose
+// it and grew the descriptor table to hold it while that was cheap.
+func highFD() int { return int(C.iop_cfg.trace_fd_min) }
 
 func createTraceFile(path string) (*traceFile, error) {
 	fd, err := syscall.Open(path, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_EXCL|syscall.O_CLOEXEC, 0o644)
@@ -89,11 +84,4 @@ func (t *traceFile) Write(p []byte) (int, error) {
 		n += m
 	}
 	return n, nil
-}
-
-func (t *traceFile) Sync() error {
-	if err := t.ensure(); err != nil {
-		return err
-	}
-	return syscall.Fsync(t.fd)
 }
