@@ -1,10 +1,13 @@
 /* DWARF-CFI stack unwinder for the hot path; see unwind.h.
  *
- * Per frame the walk needs three registers: pc, sp and rbp. The rule that
- * turns them into the caller's values (CFA = rsp+N, rbp+N or *(rbp+N); the
- * return address at CFA+k; rbp unchanged, saved at CFA+k or at rbp+k) is
+ * Per frame the walk tracks four registers: pc, sp, rbp and rbx (the only
+ * registers gcc, gfortran and glibc base a CFA on). The rule that turns
+ * them into the caller's values (CFA = rsp+N, rbp+N, rbx+N or *(rbp+N);
+ * the return address at CFA+k; rbp and rbx unchanged or saved at CFA+k) is
  * derived once per return address from .eh_frame and packed into one
  * 64-bit word in an open-addressing table that threads fill with CAS.
+ * Signal frames are recognised by the sigreturn trampoline's code, and the
+ * walk continues from the saved ucontext.
  *
  * The module table is append-only; only a thread that is not already
  * inside iop_backtrace (so never a signal handler interrupting our own
@@ -16,7 +19,6 @@
 #include "unwind.h"
 
 #include <link.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -898,7 +900,12 @@ static int step_general(struct walk *w, rule_t rule) {
     w->bx = *(const uintptr_t *)(uc + UC_OFF(REG_RBX));
     w->kbias = gen + KB_EXACT;
     w->top = stack_top(w->sp, 1);
-    return w->top != 0 && w->pc != 0 && w->pc < KB_EXACT;
+    if (w->top == 0 || w->pc == 0 || w->pc >= KB_EXACT) return 0;
+    /* The interrupted sp came from memory: make sure its page is mapped
+     * (then so is its stack up to top) before reading there. Signal frames
+     * are rare; one system call is cheap next to the signal itself. */
+    unsigned char resident;
+    return syscall(SYS_mincore, w->sp & ~(uintptr_t)4095, (size_t)4096, &resident) == 0;
   }
   default: return 0;
   }

@@ -88,7 +88,7 @@ func buildAll(dir string) error {
 		append([]string{"gcc"}, with("-pthread", "-rdynamic", "-o", o("cstack"), "cstack.c", o("unwind.o"), "-lunwind", "-ldl")...),
 		append([]string{"gcc"}, with("-fPIC", "-shared", "-o", o("libshlib.so"), "shlib.c")...),
 		append([]string{"gcc"}, with("-DVARIANT", "-fPIC", "-shared", "-o", o("libshlib2.so"), "shlib.c")...),
-		append([]string{"gcc"}, with("-rdynamic", "-o", o("dlmain"), "dlmain.c", o("unwind.o"), "-lunwind", "-ldl")...),
+		append([]string{"gcc"}, with("-pthread", "-rdynamic", "-o", o("dlmain"), "dlmain.c", o("unwind.o"), "-lunwind", "-ldl")...),
 		append([]string{"gcc"}, with("-fno-asynchronous-unwind-tables", "-fno-unwind-tables", "-o", o("nounwind"), "nounwind.c", o("unwind.o"), "-lunwind", "-ldl")...),
 		{"gfortran", "-O2", "-Wall", "-J", dir, "-o", o("fortran"), "fortran.f90", o("extwrite.o"), o("unwind.o"), "-lunwind", "-ldl"},
 		append([]string{"g++"}, with("-fno-exceptions", "-o", o("cxx"), "cxx.cc", o("extwrite.o"), o("unwind.o"), "-lunwind", "-ldl")...),
@@ -116,6 +116,7 @@ func TestAgreesWithLibunwind(t *testing.T) {
 		args []string
 		why  string
 	}{
+		{"preinit", []string{"cstack", "preinit"}, "0 frames before iop_unwind_init; a second init is harmless"},
 		{"shapes", []string{"cstack", "shapes"}, "deep and mutual recursion, VLA frames (CFA on rbp), realigned frames (CFA read through rbp), mixed"},
 		{"maxes", []string{"cstack", "maxes"}, "every depth limit from 1 to 256 on the same shapes"},
 		{"skip", []string{"cstack", "skip"}, "skip = s drops exactly the first s frames"},
@@ -125,6 +126,7 @@ func TestAgreesWithLibunwind(t *testing.T) {
 		{"threads", []string{"cstack", "threads"}, "four threads at once under profiling signals"},
 		{"bogus", []string{"cstack", "bogus"}, "lying CFI (CFA far above the stack, garbage rbp, garbage return address): stop, never fault"},
 		{"dlopen", []string{"dlmain", filepath.Join(dir, "libshlib.so"), filepath.Join(dir, "libshlib2.so")}, "frames in dlopen'ed libraries, closed and replaced by other code at the same address"},
+		{"dlopen-threads", []string{"dlmain", filepath.Join(dir, "libshlib.so"), filepath.Join(dir, "libshlib2.so"), "threads"}, "three threads capture through one library while another is loaded and unloaded 200 times"},
 		{"fortran", []string{"fortran"}, "gfortran -O2: recursion, automatic arrays, internal formatted write; file writes captured in write() under libgfortran's frames"},
 		{"cxx", []string{"cxx"}, "g++ -fno-exceptions: virtual calls, templates, std::function, std::sort's frames; std::ofstream captured in write() under libstdc++'s frames"},
 		{"nounwind", []string{"nounwind"}, "code without unwind tables: both stop at its first frame"},

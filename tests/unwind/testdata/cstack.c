@@ -194,10 +194,30 @@ static void *thread_main(void *arg) {
   return NULL;
 }
 
+/* Before iop_unwind_init (here: from a constructor, as another library's
+ * constructor might call an interposed function) a capture returns 0
+ * frames and touches nothing. */
+static int preinit_frames = -1;
+__attribute__((constructor)) static void before_init(void) {
+  uintptr_t pcs[8];
+  preinit_frames = iop_backtrace(pcs, 8, 0);
+}
+
 int main(int argc, char **argv) {
   iop_unwind_init();
   const char *c = argc > 1 ? argv[1] : "all";
   int all = strcmp(c, "all") == 0;
+  if (all || !strcmp(c, "preinit")) {
+    atomic_fetch_add(&harness_checks, 1);
+    if (preinit_frames != 0) {
+      atomic_fetch_add(&harness_failures, 1);
+      printf("preinit: %d frames before iop_unwind_init\n", preinit_frames);
+    }
+    /* And a second init is harmless. */
+    iop_unwind_init();
+    capture_tag = "preinit";
+    deep(3);
+  }
   if (all || !strcmp(c, "shapes")) run_shapes("shapes");
   if (all || !strcmp(c, "maxes")) {
     static const int maxes[] = {1, 2, 3, 5, 8, 16, 33, 100, 200, 256};
