@@ -63,7 +63,11 @@ func WriteContextsText(w io.Writer, ctxs []ContextUse) error {
 				return err
 			}
 		}
-		if _, err := fmt.Fprintf(w, "context %d: %d events\n", c.ID, c.Events); err != nil {
+		plural := "s"
+		if c.Events == 1 {
+			plural = ""
+		}
+		if _, err := fmt.Fprintf(w, "context %d: %d event%s\n", c.ID, c.Events, plural); err != nil {
 			return err
 		}
 		for j, f := range c.Frames {

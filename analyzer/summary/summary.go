@@ -165,10 +165,16 @@ func summarizeTrace(proc int, path string, files map[string]*fileAcc, ctxs map[u
 			}
 			p.BytesRead += read
 			p.BytesWritten += written
-			f := files[e.Path]
-			if f == nil {
-				f = &fileAcc{FileStats: FileStats{Path: e.Path, Calls: map[string]uint64{}}, procs: map[int]bool{}}
-				files[e.Path] = f
+			f := fileOf(files, e.Path)
+			if e.Op == "copy_file_range" && e.Bytes > 0 && e.Aux > 0 && e.Aux <= 1<<32-1 {
+				// The event names the input file; the bytes also land in
+				// the output file, whose id is in Aux.
+				if out, ok := r.Files()[uint32(e.Aux)]; ok {
+					p.BytesWritten += e.Bytes
+					o := fileOf(files, out.Path)
+					o.BytesWritten += e.Bytes
+					o.procs[proc] = true
+				}
 			}
 			f.Calls[e.Op]++
 			f.Events++
@@ -200,6 +206,15 @@ func summarizeTrace(proc int, path string, files map[string]*fileAcc, ctxs map[u
 		p.DurationNs = lastEnd
 	}
 	return p, nil
+}
+
+func fileOf(files map[string]*fileAcc, path string) *fileAcc {
+	f := files[path]
+	if f == nil {
+		f = &fileAcc{FileStats: FileStats{Path: path, Calls: map[string]uint64{}}, procs: map[int]bool{}}
+		files[path] = f
+	}
+	return f
 }
 
 // systemLibs are path fragments of the libraries whose frames say nothing

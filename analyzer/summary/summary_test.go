@@ -174,3 +174,30 @@ func TestInnermostAppFrame(t *testing.T) {
 		}
 	}
 }
+
+func TestCopyFileRangeCountsBothFiles(t *testing.T) {
+	// copy_file_range reads the event's file and writes the file in Aux:
+	// the summary counts the bytes on both sides.
+	dir := t.TempDir()
+	path := filepath.Join(dir, "cp.h.1"+tracefmt.FileSuffix)
+	f, _ := os.Create(path)
+	w, _ := tracefmt.NewWriter(f, tracefmt.Header{Program: "/bin/cp", PID: 1}, tracefmt.WriterOptions{})
+	w.File(tracefmt.File{ID: 1, Path: "/src"})
+	w.File(tracefmt.File{ID: 2, Path: "/dst"})
+	if err := w.Event(&tracefmt.Event{Op: "copy_file_range", FileID: 1, Offset: 0, Size: 1 << 30, Ret: 700, Bytes: 700, Aux: 2, StartNs: 1, EndNs: 2}); err != nil {
+		t.Fatal(err)
+	}
+	w.Close(tracefmt.Footer{Reason: "exit"})
+	f.Close()
+	rep, err := Summarize([]string{path}, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byPath := map[string]FileStats{}
+	for _, f := range rep.Files {
+		byPath[f.Path] = f
+	}
+	if byPath["/src"].BytesRead != 700 || byPath["/dst"].BytesWritten != 700 || rep.Processes[0].BytesRead != 700 || rep.Processes[0].BytesWritten != 700 {
+		t.Fatalf("files %+v, process %+v", rep.Files, rep.Processes[0])
+	}
+}
