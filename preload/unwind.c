@@ -767,18 +767,33 @@ static inline uintptr_t thread_pointer(void) {
 /* stack_top finds the upper bound of the stack holding sp, so that every
  * address in [sp, top) is mapped. nested: do not update the thread cache
  * (a signal may have interrupted an update of it). */
-static uintptr_t stack_top_of(uintptr_t sp, int nested);
+static __attribute__((noinline)) uintptr_t stack_top_of(uintptr_t sp, int nested);
 
-static uintptr_t stack_top(uintptr_t sp, int nested) {
-  uintptr_t top = stack_top_of(sp, nested);
+/* stack_top: the thread's cached range first (one compare), then the
+ * search. */
+static inline uintptr_t stack_top(uintptr_t sp, int nested) {
+  struct thread_state *t = &tstate;
+  uintptr_t top = sp - t->lo < t->hi - t->lo ? t->hi : stack_top_of(sp, nested);
   /* Room for at least one frame: the walk's unsigned bounds checks rely on it. */
   return top >= 16 && sp <= top - 16 ? top : 0;
 }
 
-static uintptr_t stack_top_of(uintptr_t sp, int nested) {
+/* remember_range caches a verified stack range for this thread. hi = 0
+ * first: a signal arriving between the stores sees an empty range. */
+static void remember_range(struct thread_state *t, uintptr_t lo, uintptr_t hi) {
+  t->hi = 0;
+  atomic_signal_fence(memory_order_seq_cst);
+  t->lo = lo;
+  atomic_signal_fence(memory_order_seq_cst);
+  t->hi = hi;
+}
+
+static __attribute__((noinline)) uintptr_t stack_top_of(uintptr_t sp, int nested) {
   struct thread_state *t = &tstate;
-  if (sp >= t->lo && sp < t->hi) return t->hi;
-  if (sp >= main_stack_lo && sp < main_stack_hi) return main_stack_hi;
+  if (sp >= main_stack_lo && sp < main_stack_hi) {
+    if (!nested) remember_range(t, main_stack_lo, main_stack_hi);
+    return main_stack_hi;
+  }
   /* An alternate signal stack? (async-signal-safe system call) */
   stack_t ss;
   if (syscall(SYS_sigaltstack, NULL, &ss) == 0 && !(ss.ss_flags & SS_DISABLE)) {
@@ -789,14 +804,7 @@ static uintptr_t stack_top_of(uintptr_t sp, int nested) {
    * block, above the static TLS, so [sp, tp) is one mapping. */
   uintptr_t tp = thread_pointer();
   if (tp > sp && tp - sp < THREAD_STACK_MAX) {
-    if (!nested) {
-      /* hi = 0 first: a signal arriving between the stores sees an empty range. */
-      t->hi = 0;
-      atomic_signal_fence(memory_order_seq_cst);
-      t->lo = sp & ~(uintptr_t)4095;
-      atomic_signal_fence(memory_order_seq_cst);
-      t->hi = tp;
-    }
+    if (!nested) remember_range(t, sp & ~(uintptr_t)4095, tp);
     return tp;
   }
   return 0;
