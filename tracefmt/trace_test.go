@@ -567,3 +567,15 @@ func TestLoopWorkloadRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+func TestHugeFrameBytesStaysReadable(t *testing.T) {
+	// A FrameBytes beyond what the reader accepts is capped, so that the
+	// writer never produces frames its own reader refuses.
+	w, err := NewWriter(io.Discard, testHeader(), WriterOptions{FrameBytes: 1 << 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.opt.FrameBytes > MaxFrameData/2 {
+		t.Fatalf("FrameBytes %d not capped", w.opt.FrameBytes)
+	}
+}

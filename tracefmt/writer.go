@@ -59,6 +59,9 @@ func NewWriter(w io.Writer, h Header, opt WriterOptions) (*Writer, error) {
 	if opt.FrameBytes <= 0 {
 		opt.FrameBytes = DefaultFrameBytes
 	}
+	// Leave room for the record that ends a frame: the reader refuses
+	// frames that decompress to more than MaxFrameData.
+	opt.FrameBytes = min(opt.FrameBytes, MaxFrameData/2)
 	if opt.FrameAge <= 0 {
 		opt.FrameAge = DefaultFrameAge
 	}
