@@ -181,6 +181,27 @@ static void check_bogus(const char *name, void (*fn)(void (*)(void)), int max_fr
   }
 }
 
+/* libc work for the timer to interrupt: its hand-written string
+ * functions, printf's internals, qsort calling back into us, malloc. */
+static int cmp_int(const void *a, const void *b) {
+  int x = *(const int *)a, y = *(const int *)b;
+  return (x > y) - (x < y);
+}
+NOINLINE static void libc_work(int k) {
+  char text[512];
+  int nums[64];
+  for (int i = 0; i < 64; i++) nums[i] = (i * 7919 + k) % 101;
+  qsort(nums, 64, sizeof nums[0], cmp_int);
+  snprintf(text, sizeof text, "%d %g %s %x", k, k / 3.0, "frames", nums[k % 64]);
+  char *p = malloc(100 + (size_t)(k % 4000));
+  if (p) {
+    memset(p, k, 100);
+    memcpy(p + 1, text, strlen(text) < 99 ? strlen(text) : 99);
+    sink += p[k % 100];
+    free(p);
+  }
+}
+
 /* ---- threads ---- */
 
 static atomic_int threads_stop;
@@ -278,9 +299,10 @@ int main(int argc, char **argv) {
     struct itimerspec its = {{0, 50000}, {0, 50000}};
     timer_settime(timer, 0, &its, NULL);
     capture_tag = "timer-main";
-    while (ticks < 20000) {
+    for (int k = 0; ticks < 20000; k++) {
       spin(30);
       run_shapes("timer-main");
+      for (int j = 0; j < 50; j++) libc_work(k + j);
     }
     timer_delete(timer);
     printf("timer: %d samples in handlers\n", (int)ticks);
