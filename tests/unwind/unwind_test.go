@@ -243,10 +243,11 @@ var loopOf = map[string]string{
 // callgrind (N = 2,000 and 22,000 calls); the difference of the loops'
 // inclusive costs divided by 20,000 is the cost of one warm call, free of
 // start-up and warm-up.
-func measure(b *testing.B, dir string) map[string]*benchFigures {
+func measure(b *testing.B, dir string, nest int) map[string]*benchFigures {
 	bin := filepath.Join(dir, "bench")
 	figs := map[string]*benchFigures{}
-	out, err := exec.Command(bin, "time").CombinedOutput()
+	depth := strconv.Itoa(nest)
+	out, err := exec.Command(bin, "time", "-", depth).CombinedOutput()
 	if err != nil {
 		b.Fatalf("bench time: %v\n%s", err, out)
 	}
@@ -271,8 +272,8 @@ func measure(b *testing.B, dir string) map[string]*benchFigures {
 	}
 	counts := map[int]map[string]float64{}
 	for _, n := range []int{2000, 22000} {
-		cg := filepath.Join(dir, fmt.Sprintf("callgrind.%d", n))
-		if out, err := exec.Command("valgrind", "--tool=callgrind", "--callgrind-out-file="+cg, bin, "count", strconv.Itoa(n)).CombinedOutput(); err != nil {
+		cg := filepath.Join(dir, fmt.Sprintf("callgrind.%d.%d", nest, n))
+		if out, err := exec.Command("valgrind", "--tool=callgrind", "--callgrind-out-file="+cg, bin, "count", strconv.Itoa(n), depth).CombinedOutput(); err != nil {
 			b.Fatalf("callgrind: %v\n%s", err, out)
 		}
 		ann, err := exec.Command("callgrind_annotate", "--inclusive=yes", cg).CombinedOutput()
@@ -315,12 +316,19 @@ func loopCosts(ann []byte) map[string]float64 {
 
 // BenchmarkBacktrace reports, per method, the median wall time (ns/call)
 // and the callgrind instruction count (instr/call) of one warm capture of
-// the same 9-frame stack, measured side by side in one process. The
-// figures come from the external bench program, so ns/op is meaningless
-// and set to 0.
+// the same stack, measured side by side in one process: a 9-frame stack
+// and a 19-frame one (about the interposer's default depth of 16 plus its
+// own frames). The figures come from the external bench program, so
+// ns/op is meaningless and set to 0.
 func BenchmarkBacktrace(b *testing.B) {
 	dir := programs(b)
-	figs := measure(b, dir)
+	for _, nest := range []int{2, 12} {
+		b.Run(fmt.Sprintf("nest=%d", nest), func(b *testing.B) { benchMethods(b, dir, nest) })
+	}
+}
+
+func benchMethods(b *testing.B, dir string, nest int) {
+	figs := measure(b, dir, nest)
 	for _, m := range methods {
 		f := figs[m]
 		b.Run(m, func(b *testing.B) {

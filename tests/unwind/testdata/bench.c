@@ -2,12 +2,15 @@
  * unw_backtrace and glibc's backtrace(), each called from the same depth
  * (about 8 frames up to _start), warmed up, side by side in one process.
  *
- * bench time     median wall time per call over batches of 1000 calls,
- *                methods interleaved batch by batch
- * bench count N  N calls of each method after a warm-up (run it under
- *                callgrind with two values of N; the difference of the
- *                loop functions' inclusive cost divided by the difference
- *                of N is the cost of one warm call)
+ * bench time [- NEST]     median wall time per call over batches of 1000
+ *                         calls, methods interleaved batch by batch
+ * bench count N [NEST]    N calls of each method after a warm-up (run it
+ *                         under callgrind with two values of N; the
+ *                         difference of the loop functions' inclusive cost
+ *                         divided by the difference of N is the cost of one
+ *                         warm call)
+ * NEST (default 2) adds frames between main and the loops: the stack is
+ * NEST + 7 frames deep.
  * Output: one line per method: name frames value. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -106,7 +109,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   if (argc < 2 || (strcmp(argv[1], "time") && (strcmp(argv[1], "count") || argc < 3))) {
-    fprintf(stderr, "usage: bench time | bench count N\n");
+    fprintf(stderr, "usage: bench time [- NEST] | bench count N [NEST]\n");
     return 2;
   }
   nest(argc > 3 ? atoi(argv[3]) : 2, argc, argv);
