@@ -9,7 +9,30 @@
  * Safety: no malloc, no stdio, no lock a signal handler could deadlock on.
  * Every stack read is checked against the current thread's stack bounds and
  * every code read against a loaded module's segments; on anything unexpected
- * the walk stops and returns the frames found so far. */
+ * the walk stops and returns the frames found so far.
+ *
+ * Cost (tests/unwind, BenchmarkBacktrace): a warm capture of 9 frames is
+ * about 330 instructions and 28 ns, of 19 frames about 620 and 73 ns; each
+ * further frame about 29 instructions. A cache miss (the first time a return
+ * address is seen) parses .eh_frame and asks dl_iterate_phdr, outside a
+ * nested call, whether a library was unloaded: a few microseconds, once.
+ *
+ * Limits, all of them stop the walk early rather than guess:
+ * - x86-64 Linux with glibc only. Stacks are those of the main thread
+ *   (bounded by __libc_stack_end and RLIMIT_STACK), of glibc threads
+ *   (bounded by the thread pointer) and sigaltstack; elsewhere: 0 frames.
+ * - Code without .eh_frame_hdr (or with a search table not in GNU ld's
+ *   datarel/sdata4 form), without CFI (-fno-asynchronous-unwind-tables), or
+ *   JIT code: the walk ends at its first such frame (libunwind does too).
+ * - CFA rules other than rsp/rbp/rbx + N, *(rbp + N) and the PLT
+ *   expression: the walk ends there (seen only in hand-written assembly).
+ * - A frame interrupted by a signal in a prologue that keeps its CFA in
+ *   another register (r10 while gcc realigns the stack): the walk ends there.
+ * - After dlclose, a walk made only of cache hits can still apply the old
+ *   code's rules to new code mapped at the same addresses until the next
+ *   miss (wrong frames, never a fault); iop_unwind_invalidate closes the
+ *   window. At most 512 distinct module loads are tracked per process.
+ * - iop_backtrace returns 0 before iop_unwind_init. */
 #ifndef IOP_UNWIND_H
 #define IOP_UNWIND_H
 
