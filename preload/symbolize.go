@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"debug/elf"
 	"hash/fnv"
 	"os"
@@ -20,11 +21,13 @@ type symbolizer struct {
 
 type moduleSyms struct {
 	funcs []funcSym // sorted by start
+	strs  [][]byte  // string tables the names point into
 }
 
 type funcSym struct {
 	start, end uint64
-	name       string
+	name       uint32 // offset in strs[table]
+	table      uint8
 }
 
 func newSymbolizer() *symbolizer {
@@ -55,12 +58,21 @@ func (s *symbolizer) lookup(path string, vaddr uint64) string {
 	}
 	fs := m.funcs
 	i := sort.Search(len(fs), func(i int) bool { return fs[i].start > vaddr }) - 1
-	if i >= 0 && vaddr < fs[i].end {
-		return fs[i].name
+	if i < 0 || vaddr >= fs[i].end {
+		return ""
 	}
-	return ""
+	strs := m.strs[fs[i].table]
+	name := strs[fs[i].name:]
+	if n := bytes.IndexByte(name, 0); n >= 0 {
+		name = name[:n]
+	}
+	return string(name)
 }
 
+// loadSyms reads a module's function symbols (the full table where the
+// module has one, else the dynamic one) as raw entries, without making a
+// string of every name: this runs in the traced process, and libc alone
+// has thousands of symbols.
 func loadSyms(path string) *moduleSyms {
 	m := &moduleSyms{}
 	f, err := elf.Open(path)
@@ -68,19 +80,39 @@ func loadSyms(path string) *moduleSyms {
 		return m
 	}
 	defer f.Close()
+	if f.Class != elf.ELFCLASS64 {
+		return m
+	}
 	seen := make(map[uint64]bool)
-	for _, get := range []func() ([]elf.Symbol, error){f.Symbols, f.DynamicSymbols} {
-		syms, _ := get()
-		for _, sym := range syms {
-			if elf.ST_TYPE(sym.Info) != elf.STT_FUNC || sym.Value == 0 || seen[sym.Value] {
+	for _, typ := range []elf.SectionType{elf.SHT_SYMTAB, elf.SHT_DYNSYM} {
+		sec := f.SectionByType(typ)
+		if sec == nil || int(sec.Link) >= len(f.Sections) || len(m.strs) > 255 {
+			continue
+		}
+		data, err := sec.Data()
+		if err != nil {
+			continue
+		}
+		strs, err := f.Sections[sec.Link].Data()
+		if err != nil {
+			continue
+		}
+		table := uint8(len(m.strs))
+		m.strs = append(m.strs, strs)
+		order := f.ByteOrder
+		for off := 24; off+24 <= len(data); off += 24 { // entry 0 is reserved
+			ent := data[off : off+24]
+			name, info := order.Uint32(ent[0:]), ent[4]
+			value, size := order.Uint64(ent[8:]), order.Uint64(ent[16:])
+			if elf.ST_TYPE(info) != elf.STT_FUNC || value == 0 || seen[value] || int(name) >= len(strs) {
 				continue
 			}
-			seen[sym.Value] = true
-			end := sym.Value + sym.Size
-			if sym.Size == 0 {
-				end = sym.Value + 1
+			seen[value] = true
+			end := value + size
+			if size == 0 {
+				end = value + 1
 			}
-			m.funcs = append(m.funcs, funcSym{sym.Value, end, sym.Name})
+			m.funcs = append(m.funcs, funcSym{start: value, end: end, name: name, table: table})
 		}
 	}
 	sort.Slice(m.funcs, func(i, j int) bool { return m.funcs[i].start < m.funcs[j].start })
