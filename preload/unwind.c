@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/ucontext.h>
 #include <unistd.h>
 
@@ -788,6 +789,34 @@ static void remember_range(struct thread_state *t, uintptr_t lo, uintptr_t hi) {
   t->hi = hi;
 }
 
+/* range_mapped reports whether every page in [lo, hi) is mapped, asking
+ * mincore (a system call, async-signal-safe) 1 MiB at a time. */
+static int range_mapped(uintptr_t lo, uintptr_t hi) {
+  unsigned char vec[256];
+  for (uintptr_t a = lo & ~(uintptr_t)4095; a < hi; a += (uintptr_t)256 << 12) {
+    uintptr_t len = hi - a < ((uintptr_t)256 << 12) ? hi - a : (uintptr_t)256 << 12;
+    if (syscall(SYS_mincore, a, (size_t)len, vec) != 0) return 0;
+  }
+  return 1;
+}
+
+/* readable_window returns the end of the run of readable pages from lo,
+ * at most 64 of them, or 0. One process_vm_readv of one byte per page
+ * stops at the first page that faults (mincore cannot tell a PROT_NONE
+ * guard page from a stack page). */
+#define WINDOW_PAGES 64
+static uintptr_t readable_window(uintptr_t lo) {
+  char sink[WINDOW_PAGES];
+  struct iovec local = {sink, sizeof sink}, remote[WINDOW_PAGES];
+  for (int i = 0; i < WINDOW_PAGES; i++) {
+    remote[i].iov_base = (void *)(lo + (uintptr_t)i * 4096);
+    remote[i].iov_len = 1;
+  }
+  long pid = syscall(SYS_getpid);
+  long n = syscall(SYS_process_vm_readv, pid, &local, 1UL, remote, (unsigned long)WINDOW_PAGES, 0UL);
+  return n > 0 ? lo + (uintptr_t)n * 4096 : 0;
+}
+
 static __attribute__((noinline)) uintptr_t stack_top_of(uintptr_t sp, int nested) {
   struct thread_state *t = &tstate;
   if (sp >= main_stack_lo && sp < main_stack_hi) {
@@ -801,13 +830,22 @@ static __attribute__((noinline)) uintptr_t stack_top_of(uintptr_t sp, int nested
     if (sp >= lo && sp < hi) return hi;
   }
   /* A glibc thread: the thread descriptor sits at the top of its stack
-   * block, above the static TLS, so [sp, tp) is one mapping. */
-  uintptr_t tp = thread_pointer();
+   * block, above the static TLS. The pages from sp up to it are checked
+   * once (only the part below the range already known for this thread),
+   * so that memory that merely lies below the thread pointer, such as a
+   * coroutine stack from malloc, is not taken for the thread's stack. */
+  uintptr_t tp = thread_pointer(), lo = sp & ~(uintptr_t)4095;
   if (tp > sp && tp - sp < THREAD_STACK_MAX) {
-    if (!nested) remember_range(t, sp & ~(uintptr_t)4095, tp);
-    return tp;
+    uintptr_t known = t->hi == tp && t->lo > lo ? t->lo : tp;
+    if (range_mapped(lo, known)) {
+      if (!nested) remember_range(t, lo, tp);
+      return tp;
+    }
   }
-  return 0;
+  /* Another kind of stack (makecontext, a user-level thread library):
+   * accept the pages above sp, up to 256 KiB, that can be read. Not
+   * cached: such stacks may be freed. */
+  return readable_window(lo);
 }
 
 /* ----------------------------------------------------------- the walk */

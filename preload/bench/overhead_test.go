@@ -17,7 +17,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -161,10 +160,9 @@ func BenchmarkCallInstructions(b *testing.B) {
 	}
 }
 
-// startup runs prog many times and returns the median wall time and the
-// median peak resident memory (KiB).
-func startup(tb testing.TB, env []string, prog string, runs int) (time.Duration, float64) {
-	var times, rss []float64
+// startupTime runs prog many times and returns the median wall time.
+func startupTime(tb testing.TB, env []string, prog string, runs int) time.Duration {
+	var times []float64
 	for i := 0; i < runs; i++ {
 		cmd := exec.Command(prog)
 		cmd.Env = append(os.Environ(), env...)
@@ -173,33 +171,73 @@ func startup(tb testing.TB, env []string, prog string, runs int) (time.Duration,
 			tb.Fatalf("%s: %v", prog, err)
 		}
 		times = append(times, float64(time.Since(start)))
-		rss = append(rss, float64(cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss))
 	}
-	return time.Duration(median(times)), median(rss)
+	return time.Duration(median(times))
 }
 
-// BenchmarkStartup reports the extra start-up time and peak memory of a
-// process under the library: one that does no I/O, and one that does a
-// single recorded call (the Go runtime then takes its first call).
+var statusField = regexp.MustCompile(`(?m)^(VmHWM|RssAnon|RssFile):\s+(\d+) kB`)
+
+// memory starts prog, which does one I/O call and then pauses, and reads
+// its peak, private and file-backed resident memory (KiB) from /proc.
+func memory(tb testing.TB, env []string, prog string) map[string]float64 {
+	cmd := exec.Command(prog)
+	cmd.Env = append(os.Environ(), env...)
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	time.Sleep(250 * time.Millisecond)
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid))
+	if err := cmd.Wait(); err != nil {
+		tb.Fatalf("%s: %v", prog, err)
+	}
+	if err != nil {
+		tb.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, m := range statusField.FindAllSubmatch(b, -1) {
+		x, _ := strconv.ParseFloat(string(m[2]), 64)
+		out[string(m[1])] = x
+	}
+	return out
+}
+
+// BenchmarkStartup reports the extra wall time of a process under the
+// library: one that does no I/O, and one that does a single recorded call
+// (its Go runtime then takes its first call, and the trace is written at
+// exit).
 func BenchmarkStartup(b *testing.B) {
 	vs := variants(b)
 	for _, name := range []string{"noio.c", "oneio.c"} {
 		prog := compile(b, name)
 		b.Run(strings.TrimSuffix(name, ".c"), func(b *testing.B) {
-			var bareT, libT time.Duration
-			var bareM, libM float64
+			var bare, lib time.Duration
 			for i := 0; i < b.N; i++ {
 				for round := 0; round < 5; round++ {
-					t, m := startup(b, vs[0].env, prog, 20)
-					bareT, bareM = bareT+t, bareM+m
-					t, m = startup(b, vs[1].env, prog, 20)
-					libT, libM = libT+t, libM+m
+					bare += startupTime(b, vs[0].env, prog, 20)
+					lib += startupTime(b, vs[1].env, prog, 20)
 				}
 			}
 			n := float64(5 * b.N)
-			b.ReportMetric(float64(bareT)/n/1e3, "bare-us")
-			b.ReportMetric(float64(libT-bareT)/n/1e3, "extra-us")
-			b.ReportMetric((libM-bareM)/n/1024, "extra-MiB")
+			b.ReportMetric(float64(bare)/n/1e3, "bare-us")
+			b.ReportMetric(float64(lib-bare)/n/1e3, "extra-us")
 		})
+	}
+}
+
+// BenchmarkMemory reports the extra memory of a process that did one
+// recorded call: peak resident, private (anonymous) and file-backed (the
+// library's pages, shared by every traced process).
+func BenchmarkMemory(b *testing.B) {
+	vs := variants(b)
+	prog := compile(b, "iosleep.c")
+	extra := map[string]float64{}
+	for i := 0; i < b.N; i++ {
+		bare, lib := memory(b, vs[0].env, prog), memory(b, vs[1].env, prog)
+		for k := range bare {
+			extra[k] += lib[k] - bare[k]
+		}
+	}
+	for k, v := range extra {
+		b.ReportMetric(v/float64(b.N)/1024, "extra-"+k+"-MiB")
 	}
 }
