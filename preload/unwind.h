@@ -18,9 +18,13 @@
  * nested call, whether a library was unloaded: a few microseconds, once.
  *
  * Limits, all of them stop the walk early rather than guess:
- * - x86-64 Linux with glibc only. Stacks are those of the main thread
- *   (bounded by __libc_stack_end and RLIMIT_STACK), of glibc threads
- *   (bounded by the thread pointer) and sigaltstack; elsewhere: 0 frames.
+ * - x86-64 Linux with glibc only. Known stacks: the main thread's (bounded
+ *   by __libc_stack_end and RLIMIT_STACK), glibc threads' (bounded by the
+ *   thread pointer, checked once with mincore) and sigaltstack. On any
+ *   other stack (makecontext, user-level threads) the walk stays within the
+ *   readable pages above sp, at most 256 KiB, found with one
+ *   process_vm_readv per capture; where that system call is refused
+ *   (seccomp), such stacks give 0 frames.
  * - Code without .eh_frame_hdr (or with a search table not in GNU ld's
  *   datarel/sdata4 form), without CFI (-fno-asynchronous-unwind-tables), or
  *   JIT code: the walk ends at its first such frame (libunwind does too).

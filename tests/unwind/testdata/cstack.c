@@ -9,7 +9,9 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/time.h>
+#include <ucontext.h>
 #include <time.h>
 
 #include "harness.h"
@@ -202,6 +204,27 @@ NOINLINE static void libc_work(int k) {
   }
 }
 
+/* ---- coroutine stacks ---- */
+
+/* makecontext stacks, one from malloc and one from mmap with an
+ * inaccessible guard page right above it: neither is a thread's stack, so
+ * the walk is bounded by the readable pages above sp. */
+static ucontext_t co_main, co_ctx;
+static void co_body(void) {
+  capture_tag = "coroutine";
+  deep(12);
+  even(9);
+  vla(5);
+}
+static void run_coroutine(char *stack, size_t size) {
+  getcontext(&co_ctx);
+  co_ctx.uc_stack.ss_sp = stack;
+  co_ctx.uc_stack.ss_size = size;
+  co_ctx.uc_link = &co_main;
+  makecontext(&co_ctx, co_body, 0);
+  swapcontext(&co_main, &co_ctx);
+}
+
 /* ---- threads ---- */
 
 static atomic_int threads_stop;
@@ -306,6 +329,17 @@ int main(int argc, char **argv) {
     }
     timer_delete(timer);
     printf("timer: %d samples in handlers\n", (int)ticks);
+  }
+  if (all || !strcmp(c, "coroutine")) {
+    size_t size = 64 << 10;
+    char *heap = malloc(size);
+    run_coroutine(heap, size);
+    free(heap);
+    char *map = mmap(NULL, size + 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (map == MAP_FAILED) return 1;
+    mprotect(map + size, 4096, PROT_NONE);
+    run_coroutine(map, size);
+    munmap(map, size + 4096);
   }
   if (all || !strcmp(c, "bogus")) {
     check_bogus("big cfa", bogus_big_cfa, 2);
