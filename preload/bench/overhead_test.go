@@ -19,6 +19,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"iopred/tracefmt"
 )
 
 func repoRoot(tb testing.TB) string {
@@ -239,5 +241,40 @@ func BenchmarkMemory(b *testing.B) {
 	}
 	for k, v := range extra {
 		b.ReportMetric(v/float64(b.N)/1024, "extra-"+k+"-MiB")
+	}
+}
+
+// BenchmarkTraceSize reports the compressed trace bytes per event of the
+// nested-loop workload, with and without context capture.
+func BenchmarkTraceSize(b *testing.B) {
+	prog := compile(b, "nested.c")
+	lib := library(b)
+	for _, depth := range []string{"16", "0"} {
+		b.Run("depth"+depth, func(b *testing.B) {
+			var perEvent float64
+			for i := 0; i < b.N; i++ {
+				traces, data := b.TempDir(), b.TempDir()
+				run(b, []string{"LD_PRELOAD=" + lib, "IOPRED_DIR=" + traces, "IOPRED_CONTEXT_DEPTH=" + depth}, prog, data, "200", "250", "4096")
+				files, _ := filepath.Glob(filepath.Join(traces, "*.iopred.zst"))
+				if len(files) != 1 {
+					b.Fatalf("want one trace, found %v", files)
+				}
+				st, err := os.Stat(files[0])
+				if err != nil {
+					b.Fatal(err)
+				}
+				events := 0
+				if _, err := tracefmt.ReadAll(files[0], func(r tracefmt.Record) error {
+					if r.Event != nil {
+						events++
+					}
+					return nil
+				}); err != nil {
+					b.Fatal(err)
+				}
+				perEvent += float64(st.Size()) / float64(events)
+			}
+			b.ReportMetric(perEvent/float64(b.N), "bytes/event")
+		})
 	}
 }
