@@ -789,32 +789,42 @@ static void remember_range(struct thread_state *t, uintptr_t lo, uintptr_t hi) {
   t->hi = hi;
 }
 
-/* range_mapped reports whether every page in [lo, hi) is mapped, asking
- * mincore (a system call, async-signal-safe) 1 MiB at a time. */
-static int range_mapped(uintptr_t lo, uintptr_t hi) {
-  unsigned char vec[256];
-  for (uintptr_t a = lo & ~(uintptr_t)4095; a < hi; a += (uintptr_t)256 << 12) {
-    uintptr_t len = hi - a < ((uintptr_t)256 << 12) ? hi - a : (uintptr_t)256 << 12;
-    if (syscall(SYS_mincore, a, (size_t)len, vec) != 0) return 0;
+/* readable_pages counts the readable pages from lo, at most max (<= 64),
+ * with one process_vm_readv of one byte per page: the transfer stops at
+ * the first page that would fault. (mincore would not do: it cannot tell
+ * a PROT_NONE guard page from a stack page.) Async-signal-safe: two
+ * system calls, no memory is touched. Returns 0 when the call is refused. */
+#define PROBE_PAGES 64
+static uintptr_t readable_pages(uintptr_t lo, uintptr_t max) {
+  char sink[PROBE_PAGES];
+  struct iovec local = {sink, sizeof sink}, remote[PROBE_PAGES];
+  if (max > PROBE_PAGES) max = PROBE_PAGES;
+  for (uintptr_t i = 0; i < max; i++) {
+    remote[i].iov_base = (void *)(lo + i * 4096);
+    remote[i].iov_len = 1;
+  }
+  long pid = syscall(SYS_getpid);
+  long n = syscall(SYS_process_vm_readv, pid, &local, 1UL, remote, (unsigned long)max, 0UL);
+  return n > 0 ? (uintptr_t)n : 0;
+}
+
+/* range_readable reports whether every page in [lo, hi) can be read. */
+static int range_readable(uintptr_t lo, uintptr_t hi) {
+  for (uintptr_t a = lo & ~(uintptr_t)4095; a < hi;) {
+    uintptr_t want = (hi - a + 4095) / 4096;
+    if (want > PROBE_PAGES) want = PROBE_PAGES;
+    uintptr_t got = readable_pages(a, want);
+    if (got < want) return 0;
+    a += got * 4096;
   }
   return 1;
 }
 
-/* readable_window returns the end of the run of readable pages from lo,
- * at most 64 of them, or 0. One process_vm_readv of one byte per page
- * stops at the first page that faults (mincore cannot tell a PROT_NONE
- * guard page from a stack page). */
-#define WINDOW_PAGES 64
+/* readable_window returns the end of the run of readable pages from lo, at
+ * most 64 of them, or 0. */
 static uintptr_t readable_window(uintptr_t lo) {
-  char sink[WINDOW_PAGES];
-  struct iovec local = {sink, sizeof sink}, remote[WINDOW_PAGES];
-  for (int i = 0; i < WINDOW_PAGES; i++) {
-    remote[i].iov_base = (void *)(lo + (uintptr_t)i * 4096);
-    remote[i].iov_len = 1;
-  }
-  long pid = syscall(SYS_getpid);
-  long n = syscall(SYS_process_vm_readv, pid, &local, 1UL, remote, (unsigned long)WINDOW_PAGES, 0UL);
-  return n > 0 ? lo + (uintptr_t)n * 4096 : 0;
+  uintptr_t n = readable_pages(lo, 64);
+  return n ? lo + n * 4096 : 0;
 }
 
 static __attribute__((noinline)) uintptr_t stack_top_of(uintptr_t sp, int nested) {
@@ -831,13 +841,14 @@ static __attribute__((noinline)) uintptr_t stack_top_of(uintptr_t sp, int nested
   }
   /* A glibc thread: the thread descriptor sits at the top of its stack
    * block, above the static TLS. The pages from sp up to it are checked
-   * once (only the part below the range already known for this thread),
-   * so that memory that merely lies below the thread pointer, such as a
-   * coroutine stack from malloc, is not taken for the thread's stack. */
+   * once (only the part below the range already known for this thread), so
+   * that memory that merely lies below the thread pointer, such as a
+   * coroutine stack from malloc with a guard page above, is not taken for
+   * the thread's stack. */
   uintptr_t tp = thread_pointer(), lo = sp & ~(uintptr_t)4095;
   if (tp > sp && tp - sp < THREAD_STACK_MAX) {
     uintptr_t known = t->hi == tp && t->lo > lo ? t->lo : tp;
-    if (range_mapped(lo, known)) {
+    if (range_readable(lo, known)) {
       if (!nested) remember_range(t, lo, tp);
       return tp;
     }
@@ -950,8 +961,7 @@ static int step_general(struct walk *w, rule_t rule) {
     /* The interrupted sp came from memory: make sure its page is mapped
      * (then so is its stack up to top) before reading there. Signal frames
      * are rare; one system call is cheap next to the signal itself. */
-    unsigned char resident;
-    return syscall(SYS_mincore, w->sp & ~(uintptr_t)4095, (size_t)4096, &resident) == 0;
+    return readable_pages(w->sp & ~(uintptr_t)4095, 1) == 1;
   }
   default: return 0;
   }

@@ -20,11 +20,11 @@
  * Limits, all of them stop the walk early rather than guess:
  * - x86-64 Linux with glibc only. Known stacks: the main thread's (bounded
  *   by __libc_stack_end and RLIMIT_STACK), glibc threads' (bounded by the
- *   thread pointer, checked once with mincore) and sigaltstack. On any
- *   other stack (makecontext, user-level threads) the walk stays within the
- *   readable pages above sp, at most 256 KiB, found with one
- *   process_vm_readv per capture; where that system call is refused
- *   (seccomp), such stacks give 0 frames.
+ *   thread pointer, the pages up to it probed once per thread with
+ *   process_vm_readv) and sigaltstack. On any other stack (makecontext,
+ *   user-level threads) the walk stays within the readable pages above sp,
+ *   at most 256 KiB, probed on every capture. Where process_vm_readv is
+ *   refused (seccomp), threads and such stacks give 0 frames.
  * - Code without .eh_frame_hdr (or with a search table not in GNU ld's
  *   datarel/sdata4 form), without CFI (-fno-asynchronous-unwind-tables), or
  *   JIT code: the walk ends at its first such frame (libunwind does too).
