@@ -18,6 +18,7 @@
 #endif
 #include "unwind.h"
 
+#include <errno.h>
 #include <link.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -805,7 +806,17 @@ static uintptr_t readable_pages(uintptr_t lo, uintptr_t max) {
   }
   long pid = syscall(SYS_getpid);
   long n = syscall(SYS_process_vm_readv, pid, &local, 1UL, remote, (unsigned long)max, 0UL);
-  return n > 0 ? (uintptr_t)n : 0;
+  if (n >= 0 || (errno != ENOSYS && errno != EPERM)) return n > 0 ? (uintptr_t)n : 0;
+  /* Refused (seccomp): fall back to mincore, which sees mappings but not
+   * their protection. */
+  unsigned char vec[PROBE_PAGES];
+  uintptr_t good = 0, bad = max + 1; /* the longest mapped prefix, by bisection */
+  while (bad - good > 1) {
+    uintptr_t mid = good + (bad - good) / 2;
+    if (syscall(SYS_mincore, lo, (size_t)(mid * 4096), vec) == 0) good = mid;
+    else bad = mid;
+  }
+  return good;
 }
 
 /* range_readable reports whether every page in [lo, hi) can be read. */
@@ -827,7 +838,18 @@ static uintptr_t readable_window(uintptr_t lo) {
   return n ? lo + n * 4096 : 0;
 }
 
+static uintptr_t stack_top_search(uintptr_t sp, int nested);
+
+/* The slow paths make system calls; a signal handler's caller must find
+ * errno as it left it. */
 static __attribute__((noinline)) uintptr_t stack_top_of(uintptr_t sp, int nested) {
+  int saved = errno;
+  uintptr_t top = stack_top_search(sp, nested);
+  errno = saved;
+  return top;
+}
+
+static uintptr_t stack_top_search(uintptr_t sp, int nested) {
   struct thread_state *t = &tstate;
   if (sp >= main_stack_lo && sp < main_stack_hi) {
     if (!nested) remember_range(t, main_stack_lo, main_stack_hi);
@@ -906,7 +928,10 @@ static __attribute__((noinline)) rule_t lookup_rule(uintptr_t key, uintptr_t pc)
     if (UNW_LIKELY(k == key)) return cache.rules[i].rule;
     if (k == 0) break;
   }
-  return slow_rule(key, pc, nested);
+  int saved = errno; /* see stack_top_of */
+  rule_t rule = slow_rule(key, pc, nested);
+  errno = saved;
+  return rule;
 }
 
 #define UC_OFF(reg) offsetof(ucontext_t, uc_mcontext.gregs[reg])

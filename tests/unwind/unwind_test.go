@@ -125,6 +125,7 @@ func TestAgreesWithLibunwind(t *testing.T) {
 		{"timer", []string{"cstack", "timer"}, "20,000 profiling signals at arbitrary instructions, in PLT stubs, lazy binding and the unwinders themselves"},
 		{"threads", []string{"cstack", "threads"}, "four threads at once under profiling signals"},
 		{"coroutine", []string{"cstack", "coroutine"}, "makecontext stacks from malloc and from mmap below a PROT_NONE page"},
+		{"seccomp", []string{"cstack", "seccomp"}, "process_vm_readv refused by seccomp: stack probing falls back to mincore, captures still agree and keep errno"},
 		{"bogus", []string{"cstack", "bogus"}, "lying CFI (CFA far above the stack, garbage rbp, garbage return address): stop, never fault"},
 		{"dlopen", []string{"dlmain", filepath.Join(dir, "libshlib.so"), filepath.Join(dir, "libshlib2.so")}, "frames in dlopen'ed libraries, closed and replaced by other code at the same address"},
 		{"dlopen-threads", []string{"dlmain", filepath.Join(dir, "libshlib.so"), filepath.Join(dir, "libshlib2.so"), "threads"}, "three threads capture through one library while another is loaded and unloaded 200 times"},

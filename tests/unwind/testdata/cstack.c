@@ -6,10 +6,16 @@
  * code, including the unwinder itself), and four threads at once.
  * Usage: cstack CASE; exit status 0 when every comparison agreed. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <ucontext.h>
 #include <time.h>
@@ -210,7 +216,9 @@ NOINLINE static void libc_work(int k) {
  * inaccessible guard page right above it: neither is a thread's stack, so
  * the walk is bounded by the readable pages above sp. */
 static ucontext_t co_main, co_ctx;
+static void errno_probe(void);
 static void co_body(void) {
+  errno_probe();
   capture_tag = "coroutine";
   deep(12);
   even(9);
@@ -223,6 +231,43 @@ static void run_coroutine(char *stack, size_t size) {
   co_ctx.uc_link = &co_main;
   makecontext(&co_ctx, co_body, 0);
   swapcontext(&co_main, &co_ctx);
+}
+
+/* ---- errno, and stack probing under seccomp ---- */
+
+/* The slow paths make system calls (stack probing on a thread's first
+ * capture and on coroutine stacks); a capture must leave errno as it found
+ * it, since a signal handler may make it. The calls fail, and set errno,
+ * when seccomp refuses process_vm_readv and the unwinder falls back to
+ * mincore: the "seccomp" case installs such a filter first. */
+static void errno_probe(void) {
+  uintptr_t pcs[16];
+  errno = 4242;
+  iop_backtrace(pcs, 16, 0);
+  atomic_fetch_add(&harness_checks, 1);
+  if (errno != 4242) {
+    atomic_fetch_add(&harness_failures, 1);
+    printf("errno: %d after a capture, was 4242\n", errno);
+  }
+}
+static void *errno_thread(void *arg) {
+  (void)arg;
+  errno_probe();
+  capture_tag = "seccomp-thread";
+  deep(10);
+  return NULL;
+}
+
+static int refuse_process_vm_readv(void) {
+  struct sock_filter filter[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_process_vm_readv, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  struct sock_fprog prog = {sizeof filter / sizeof filter[0], filter};
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return -1;
+  return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
 }
 
 /* ---- threads ---- */
@@ -340,6 +385,18 @@ int main(int argc, char **argv) {
     mprotect(map + size, 4096, PROT_NONE);
     run_coroutine(map, size);
     munmap(map, size + 4096);
+  }
+  if (!strcmp(c, "seccomp")) { /* not in "all": the filter stays for the process */
+    if (refuse_process_vm_readv() != 0) {
+      printf("seccomp: cannot install the filter\n");
+      return 1;
+    }
+    pthread_t th;
+    pthread_create(&th, NULL, errno_thread, NULL);
+    pthread_join(th, NULL);
+    char *heap = malloc(64 << 10);
+    run_coroutine(heap, 64 << 10);
+    free(heap);
   }
   if (all || !strcmp(c, "bogus")) {
     check_bogus("big cfa", bogus_big_cfa, 2);
