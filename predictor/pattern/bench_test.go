@@ -1,0 +1,109 @@
+package pattern
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+func strided(n int) []int64 {
+	q := make([]int64, n)
+	for i := range q {
+		q[i] = int64(i) * 4096
+	}
+	return q
+}
+
+// BenchmarkDetectFixedStride: detection time per entry on a fixed stride
+// (goal: at least 10 million entries per second, i.e. <= 100 ns/entry).
+func BenchmarkDetectFixedStride(b *testing.B) {
+	q := strided(1 << 20)
+	for b.Loop() {
+		Detect(q, DefaultWindow)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(q)), "ns/entry")
+}
+
+// BenchmarkDetect2D: a 2-D walk of 1000 rows of 100 entries.
+func BenchmarkDetect2D(b *testing.B) {
+	q := make([]int64, 0, 100000)
+	for i := int64(0); i < 1000; i++ {
+		for j := int64(0); j < 100; j++ {
+			q = append(q, i<<20+j*64)
+		}
+	}
+	for b.Loop() {
+		Detect(q, DefaultWindow)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(q)), "ns/entry")
+}
+
+// BenchmarkDetectRandom: the worst case, no repetition (O(w^2) per entry).
+func BenchmarkDetectRandom(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	q := make([]int64, 1<<16)
+	for i := range q {
+		q[i] = rng.Int64N(1 << 40)
+	}
+	for b.Loop() {
+		Detect(q, DefaultWindow)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(q)), "ns/entry")
+}
+
+// BenchmarkStreamAdd: the live detector, per access, on a fixed stride.
+func BenchmarkStreamAdd(b *testing.B) {
+	s := NewStream(DefaultWindow)
+	var off int64
+	for b.Loop() {
+		s.Add(off, 4096)
+		off += 8192
+	}
+}
+
+// BenchmarkLookup: Algorithm 2 on the Figure 9 index (goal: under 100 ns).
+func BenchmarkLookup(b *testing.B) {
+	logical, length, physical := figure9Entries()
+	idx, _ := BuildIndex(0, logical, length, physical, 3)
+	offs := []int64{29, 1, 44, 57, 15}
+	i := 0
+	for b.Loop() {
+		LookupIndex(idx, offs[i%len(offs)])
+		i++
+	}
+}
+
+// BenchmarkLookupStrided: Algorithm 2 on a one-entry index of a million
+// strided writes.
+func BenchmarkLookupStrided(b *testing.B) {
+	q := strided(1 << 20)
+	l := make([]int64, len(q))
+	p := make([]int64, len(q))
+	for i := range l {
+		l[i], p[i] = 1024, int64(i)*1024
+	}
+	idx, _ := BuildIndex(0, q, l, p, DefaultWindow)
+	rng := rand.New(rand.NewPCG(2, 2))
+	offs := make([]int64, 1024)
+	for i := range offs {
+		offs[i] = rng.Int64N(int64(len(q)) * 4096)
+	}
+	i := 0
+	for b.Loop() {
+		idx[0].Lookup(offs[i&1023])
+		i++
+	}
+}
+
+// BenchmarkGlobalLookup: Algorithm 3 on the Figure 10 global pattern.
+func BenchmarkGlobalLookup(b *testing.B) {
+	var runs []Run
+	for id, e := range figure10() {
+		runs = append(runs, Runs(id, e[0], e[1], e[2])...)
+	}
+	g, _ := Merge(runs)
+	i := int64(0)
+	for b.Loop() {
+		g[0].Lookup(1000 + i%480)
+		i++
+	}
+}

@@ -1,0 +1,56 @@
+package pattern
+
+import (
+	"fmt"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// Index is the serialisable pattern index of a file or process: local
+// pattern entries, global patterns, and the runs that joined no global
+// pattern.
+type Index struct {
+	Entries []Entry  `msgpack:"e,omitempty"`
+	Globals []Global `msgpack:"g,omitempty"`
+	Runs    []Run    `msgpack:"r,omitempty"`
+}
+
+// Marshal encodes the index in msgpack (short keys), the compact form the
+// per-process model persists and the compression ratio counts.
+func (x *Index) Marshal() ([]byte, error) {
+	return msgpack.Marshal(x)
+}
+
+// Unmarshal decodes an index written by Marshal and checks that it is
+// consistent (lengths and physical offsets stand for as many values as the
+// logical offsets, repetitions within bounds, global patterns well formed).
+// It returns an error, never panics, on any input.
+func Unmarshal(data []byte) (*Index, error) {
+	var x Index
+	if err := msgpack.Unmarshal(data, &x); err != nil {
+		return nil, fmt.Errorf("pattern: decode index: %w", err)
+	}
+	for i := range x.Entries {
+		if err := x.Entries[i].validate(); err != nil {
+			return nil, fmt.Errorf("pattern: decode index: entry %d: %w", i, err)
+		}
+	}
+	for i := range x.Globals {
+		if err := x.Globals[i].validate(); err != nil {
+			return nil, fmt.Errorf("pattern: decode index: global %d: %w", i, err)
+		}
+		x.Globals[i].index()
+	}
+	for i, r := range x.Runs {
+		if r.Count < 1 || r.Count > maxReps || r.Length < 0 {
+			return nil, fmt.Errorf("pattern: decode index: run %d: count %d, length %d", i, r.Count, r.Length)
+		}
+	}
+	return &x, nil
+}
+
+// EncodedSize is the size of the index's msgpack form.
+func (x *Index) EncodedSize() (int, error) {
+	b, err := x.Marshal()
+	return len(b), err
+}

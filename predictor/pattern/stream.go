@@ -1,0 +1,251 @@
+package pattern
+
+// step is one access of a stream seen as the detector's symbol: the distance
+// from the previous offset and the length of the previous access.
+type step struct {
+	delta, length int64
+}
+
+// streamUnit is a pattern the stream found: reps repetitions of steps,
+// starting at offset init and physical offset phys (the bytes of the stream
+// before it).
+type streamUnit struct {
+	init, phys int64
+	steps      []step
+	reps       int64
+	phase      int // steps of the next repetition already matched
+}
+
+func (u *streamUnit) len() int64 { return int64(len(u.steps)) * u.reps }
+
+// end returns the offset and physical offset after the last full repetition.
+func (u *streamUnit) end() (int64, int64) {
+	var d, p int64
+	for _, st := range u.steps {
+		d += st.delta
+		p += st.length
+	}
+	return u.init + d*u.reps, u.phys + p*u.reps
+}
+
+// MaxStreamUnits bounds the patterns a Stream keeps; older ones are dropped
+// and counted.
+const MaxStreamUnits = 64
+
+// Stream is the incremental form of the detector for a live stream of
+// accesses (offset, length). Memory stays bounded however long the stream:
+// at most MaxStreamUnits patterns and a few windows of recent steps; the
+// oldest patterns are dropped and the accesses they described counted.
+//
+// An access's symbol is the pair (distance from the previous offset, length
+// of the previous access), so a pattern describes offsets and lengths
+// together. The stream finds a repetition when the last k steps equal the k
+// before them (k <= window) and the patterns covering those 2k steps can be
+// folded into one; the newest pattern then grows by whole repetitions while
+// the steps keep matching.
+type Stream struct {
+	window  int
+	units   []streamUnit
+	recent  []step // the last steps
+	n       int64  // accesses seen
+	first   int64  // offset of the first access
+	last    int64  // offset of the last access
+	lastLen int64
+	phys    int64 // bytes before the last access
+	dropped int64 // accesses described by patterns dropped to bound memory
+	matched bool  // the last access continued or completed the newest pattern
+}
+
+// NewStream returns an empty stream detector with the given window
+// (DefaultWindow when window <= 0).
+func NewStream(window int) *Stream {
+	if window <= 0 {
+		window = DefaultWindow
+	}
+	return &Stream{window: window}
+}
+
+// Len is the number of accesses seen.
+func (s *Stream) Len() int64 { return s.n }
+
+// Dropped is the number of accesses whose patterns were dropped to bound
+// memory.
+func (s *Stream) Dropped() int64 { return s.dropped }
+
+// Add records the next access.
+func (s *Stream) Add(offset, length int64) {
+	if s.n == 0 {
+		s.n, s.first, s.last, s.lastLen = 1, offset, offset, length
+		return
+	}
+	st := step{delta: offset - s.last, length: s.lastLen}
+	s.phys += s.lastLen
+	s.n++
+	s.last, s.lastLen = offset, length
+	s.recent = append(s.recent, st)
+	if len(s.recent) > 6*s.window {
+		keep := 3 * s.window
+		copy(s.recent, s.recent[len(s.recent)-keep:])
+		s.recent = s.recent[:keep]
+	}
+	if n := len(s.units); n > 0 {
+		top := &s.units[n-1]
+		if top.steps[top.phase] == st {
+			top.phase++
+			if top.phase == len(top.steps) {
+				top.phase = 0
+				top.reps++
+			}
+			s.matched = top.reps >= 2
+			return
+		}
+		if top.phase > 0 {
+			// The partial repetition did not complete: its steps (and the
+			// new one, last in s.recent) become patterns of their own.
+			pending := append([]step(nil), top.steps[:top.phase]...)
+			top.phase = 0
+			for i, p := range pending {
+				s.push(p, len(pending)-i)
+			}
+		}
+	}
+	s.matched = false
+	s.push(st, 0)
+}
+
+// push adds one step as a pattern of its own, then folds the newest
+// patterns when the steps up to it (all of s.recent but the last lag)
+// repeat.
+func (s *Stream) push(st step, lag int) {
+	init, phys := s.first, int64(0)
+	if n := len(s.units); n > 0 {
+		init, phys = s.units[n-1].end()
+	}
+	s.units = append(s.units, streamUnit{init: init, phys: phys, steps: []step{st}, reps: 1})
+	s.fold(s.recent[:len(s.recent)-lag])
+	if len(s.units) > MaxStreamUnits {
+		drop := len(s.units) - MaxStreamUnits/2
+		for i := range s.units[:drop] {
+			s.dropped += s.units[i].len()
+		}
+		s.units = append(s.units[:0], s.units[drop:]...)
+	}
+}
+
+func (s *Stream) fold(r []step) {
+	if n := len(s.units); n >= 2 {
+		// A single step repeating the pattern below it whole adds a repetition.
+		below, top := &s.units[n-2], &s.units[n-1]
+		if len(below.steps) == 1 && below.steps[0] == top.steps[0] {
+			below.reps++
+			s.units = s.units[:n-1]
+			s.matched = below.reps >= 2
+			return
+		}
+	}
+	for k := 2; k <= s.window && 2*k <= len(r); k++ {
+		if !equalRun(r[len(r)-2*k:len(r)-k], r[len(r)-k:]) {
+			continue
+		}
+		i, covered := len(s.units), int64(0)
+		for i > 0 && covered < int64(2*k) {
+			i--
+			covered += s.units[i].len()
+		}
+		if covered != int64(2*k) {
+			continue
+		}
+		u := streamUnit{init: s.units[i].init, phys: s.units[i].phys,
+			steps: append([]step(nil), r[len(r)-k:]...), reps: 2}
+		s.units = append(s.units[:i], u)
+		s.matched = true
+		return
+	}
+}
+
+// current returns the newest pattern if it repeated at least twice.
+func (s *Stream) current() *streamUnit {
+	if n := len(s.units); n > 0 && s.units[n-1].reps >= 2 {
+		return &s.units[n-1]
+	}
+	return nil
+}
+
+// Certain reports whether the newest pattern repeated at least twice and the
+// last access still matched it.
+func (s *Stream) Certain() bool { return s.matched && s.current() != nil }
+
+// Predict returns the next n offsets if the newest pattern goes on (section
+// 4.2), or nil when there is no pattern (none repeated at least twice).
+func (s *Stream) Predict(n int) []int64 {
+	off, _ := s.PredictAccesses(n)
+	return off
+}
+
+// PredictAccesses is Predict with the predicted lengths of the accesses.
+func (s *Stream) PredictAccesses(n int) (offsets, lengths []int64) {
+	u := s.current()
+	if u == nil || n <= 0 {
+		return nil, nil
+	}
+	offsets, lengths = make([]int64, n), make([]int64, n)
+	v, l := s.last, int64(len(u.steps))
+	for i := range offsets {
+		v += u.steps[(int64(u.phase)+int64(i))%l].delta
+		offsets[i] = v
+		lengths[i] = u.steps[(int64(u.phase)+int64(i)+1)%l].length
+	}
+	return offsets, lengths
+}
+
+// Patterns returns the patterns found so far as index entries (id 0): one
+// per pattern kept (at most MaxStreamUnits), then one closed entry for the
+// accesses after the last full repetition. The entries stand for the last
+// Len()-Dropped() accesses; their physical offsets count the bytes of the
+// stream.
+func (s *Stream) Patterns() []Entry {
+	if s.n == 0 {
+		return nil
+	}
+	out := make([]Entry, 0, len(s.units)+1)
+	for i := range s.units {
+		u := &s.units[i]
+		l := len(u.steps)
+		e := Entry{
+			Logical:  Unit{Init: u.init, Deltas: make([]int64, l), Reps: u.reps},
+			Length:   []Unit{{Init: u.steps[0].length, Deltas: make([]int64, l), Reps: u.reps}},
+			Physical: []Unit{{Init: u.phys, Deltas: make([]int64, l), Reps: u.reps}},
+		}
+		for j, st := range u.steps {
+			e.Logical.Deltas[j] = st.delta
+			e.Length[0].Deltas[j] = u.steps[(j+1)%l].length - st.length
+			e.Physical[0].Deltas[j] = st.length
+		}
+		out = append(out, e)
+	}
+	// The tail: from the end of the last pattern to the last access.
+	init, phys := s.first, int64(0)
+	var pending []step
+	if n := len(s.units); n > 0 {
+		init, phys = s.units[n-1].end()
+		pending = s.units[n-1].steps[:s.units[n-1].phase]
+	}
+	offs, lens, physs := []int64{init}, []int64{}, []int64{phys}
+	for _, st := range pending {
+		lens = append(lens, st.length)
+		init += st.delta
+		phys += st.length
+		offs = append(offs, init)
+		physs = append(physs, phys)
+	}
+	lens = append(lens, s.lastLen)
+	out = append(out, Entry{
+		Logical:  Unit{Init: offs[0], Deltas: Deltas(offs), Reps: 1, Tail: 1},
+		Length:   Detect(lens, s.window),
+		Physical: Detect(physs, s.window),
+	})
+	if len(offs) == 1 {
+		out[len(out)-1].Logical = Unit{Init: offs[0], Tail: 1}
+	}
+	return out
+}
