@@ -1,0 +1,120 @@
+package predictor
+
+import "iopred/predictor/sequitur"
+
+// valueTable learns the sequence of values (sizes, offset transformations)
+// seen by one context symbol or one transition, in the three stages of the
+// Omnisc'IO access tables: a single value; then, once a second value shows
+// up, a local grammar over the indexes of the distinct values; then, once
+// more distinct values than the bound appear, counts only (the local grammar
+// is dropped, so a noisy context cannot grow the model without limit).
+type valueTable[T comparable] struct {
+	Values []T                 `msgpack:"v"` // distinct values in order of first appearance, at most the bound
+	Counts []uint64            `msgpack:"c"` // occurrences of each value
+	N      uint64              `msgpack:"n"` // all observations, including those past the bound
+	Over   bool                `msgpack:"o"` // more distinct values than the bound were seen
+	Local  *sequitur.Predictor `msgpack:"g,omitempty"`
+}
+
+// index returns the position of v among the distinct values, or -1.
+func (t *valueTable[T]) index(v T) int {
+	for i, x := range t.Values {
+		if x == v {
+			return i
+		}
+	}
+	return -1
+}
+
+// observe records v. bound is the largest number of distinct values the
+// local grammar handles.
+func (t *valueTable[T]) observe(v T, bound int) {
+	t.N++
+	if t.Over {
+		if i := t.index(v); i >= 0 {
+			t.Counts[i]++
+		}
+		return
+	}
+	i := t.index(v)
+	if i < 0 {
+		if len(t.Values) >= bound {
+			t.Over = true
+			t.Local = nil
+			return
+		}
+		t.Values = append(t.Values, v)
+		t.Counts = append(t.Counts, 0)
+		i = len(t.Values) - 1
+		if i == 1 {
+			// Every earlier observation was the first value: replay them so
+			// that the local grammar sees the whole sequence.
+			t.Local = sequitur.NewPredictor()
+			for j := uint64(0); j+1 < t.N; j++ {
+				t.Local.Append(0)
+			}
+		}
+	}
+	t.Counts[i]++
+	if t.Local != nil {
+		t.Local.Append(i)
+	}
+}
+
+// mostFrequent returns the index of the value seen most often (the earliest
+// on ties), or -1 when the table is empty.
+func (t *valueTable[T]) mostFrequent() int {
+	best := -1
+	for i, c := range t.Counts {
+		if best < 0 || c > t.Counts[best] {
+			best = i
+		}
+	}
+	return best
+}
+
+// next predicts the value of the occurrence `ahead` steps after the next one
+// (0: the next occurrence). certain tells whether the table has no doubt:
+// a single value ever seen, or a local grammar with a single candidate.
+func (t *valueTable[T]) next(ahead int) (v T, certain, ok bool) {
+	if len(t.Values) == 0 {
+		return v, false, false
+	}
+	if len(t.Values) == 1 && !t.Over {
+		return t.Values[0], true, true
+	}
+	if t.Local != nil {
+		if ahead == 0 {
+			c := t.Local.Candidates()
+			if len(c) > 0 && c[0].Symbol >= 0 && c[0].Symbol < len(t.Values) {
+				return t.Values[c[0].Symbol], len(c) == 1, true
+			}
+		} else {
+			steps := t.Local.Lookahead(ahead + 1)
+			if len(steps) > ahead && steps[ahead].Symbol >= 0 && steps[ahead].Symbol < len(t.Values) {
+				return t.Values[steps[ahead].Symbol], false, true
+			}
+		}
+	}
+	return t.Values[t.mostFrequent()], false, true
+}
+
+// valid checks the invariants a decoded table must hold.
+func (t *valueTable[T]) valid(bound int) bool {
+	if len(t.Values) != len(t.Counts) || len(t.Values) > bound {
+		return false
+	}
+	if t.Over && t.Local != nil {
+		return false
+	}
+	return true
+}
+
+// memoryBytes estimates the heap the table holds.
+func (t *valueTable[T]) memoryBytes(valueBytes int) int {
+	n := 64 + len(t.Values)*(valueBytes+8)
+	if t.Local != nil {
+		n += t.Local.MemoryBytes()
+	}
+	return n
+}

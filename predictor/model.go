@@ -1,0 +1,611 @@
+// Package predictor is iopred's per-process model of an application's I/O,
+// after Omnisc'IO (Dorier et al., SC14): each intercepted call becomes a
+// context symbol (the call-stack context id combined with the operation),
+// a Sequitur grammar learns the stream of symbols and predicts the next
+// ones, and small tables attached to symbols and to transitions between
+// symbols predict the size, file, offset and start time of each predicted
+// operation.
+//
+// Sizes are kept per symbol, offsets, files and inter-arrival times per
+// transition, each table going from a single value to a local grammar of
+// values to plain statistics as the values vary more. Offsets are tracked
+// per file, so interleaved files do not disturb each other, and a PLFS
+// pattern detector per file takes over when the offset tables are unsure
+// but the file's access pattern is certain.
+//
+// Files are identified by path and contexts by their stable ids, so a model
+// saved at the end of one run (Save) and loaded at the start of the next
+// (Load) predicts the second run from its first operation.
+package predictor
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"iopred/predictor/pattern"
+	"iopred/predictor/sequitur"
+	"iopred/tracefmt"
+)
+
+// Options bounds the model. The zero value selects the defaults.
+type Options struct {
+	// SizeBound is the number of distinct sizes a context symbol may show
+	// before its local size grammar gives way to statistics (the paper's
+	// N = 24). Default 24.
+	SizeBound int
+	// OffsetBound is the number of distinct offset transformations a
+	// transition may show before it falls back to predicting sequential
+	// access. Default 24.
+	OffsetBound int
+	// PatternWindow is the window of the per-file pattern detectors.
+	// Default 16.
+	PatternWindow int
+	// MaxOpenFiles bounds the files whose position and pattern the model
+	// tracks at once: a file's state is dropped when it is closed, and
+	// past the bound the least recently used file's state is dropped.
+	// Default 1024.
+	MaxOpenFiles int
+	// PhaseGap is the expected idle time after which Phase considers the
+	// current I/O phase over. Default 10 ms.
+	PhaseGap time.Duration
+	// PhaseHorizon is how many operations Phase looks ahead at most.
+	// Default 4096.
+	PhaseHorizon int
+}
+
+func (o Options) withDefaults() Options {
+	if o.SizeBound <= 0 {
+		o.SizeBound = 24
+	}
+	if o.OffsetBound <= 0 {
+		o.OffsetBound = 24
+	}
+	if o.PatternWindow <= 0 {
+		o.PatternWindow = 16
+	}
+	if o.MaxOpenFiles <= 0 {
+		o.MaxOpenFiles = 1024
+	}
+	if o.PhaseGap <= 0 {
+		o.PhaseGap = 10 * time.Millisecond
+	}
+	if o.PhaseHorizon <= 0 {
+		o.PhaseHorizon = 4096
+	}
+	return o
+}
+
+// Prediction is one predicted operation.
+type Prediction struct {
+	Op     string // the call, as in tracefmt.Event.Op
+	Path   string // the file it touches ("" when unknown or none)
+	FileID uint32 // the file's id in the current run's trace, 0 when not open
+	Offset int64  // tracefmt.NoOffset for calls without an offset
+	Size   int64
+	// Delay is the expected time from the end of the last observed event
+	// until this operation starts.
+	Delay       time.Duration
+	Probability float64
+	Ctx         uint64 // the context id of the call
+}
+
+// symKey identifies a context symbol: where the call came from and what it
+// was.
+type symKey struct {
+	ctx uint64
+	op  string
+}
+
+// symbol holds what the model knows of one context symbol.
+type symbol struct {
+	Ctx      uint64            `msgpack:"x"`
+	Op       string            `msgpack:"op"`
+	Count    uint64            `msgpack:"n"`
+	Sizes    valueTable[int64] `msgpack:"s"`
+	SizeStat Stats             `msgpack:"ss"`
+	Duration Stats             `msgpack:"d"` // ns the call took
+	LastPath string            `msgpack:"p"` // file of its latest occurrence
+}
+
+// transition holds what the model knows of one transition between context
+// symbols.
+type transition struct {
+	Count   uint64      `msgpack:"n"`
+	Gap     Stats       `msgpack:"g"` // ns from the end of the first to the start of the second
+	Offsets offsetTable `msgpack:"o"`
+	Files   fileTable   `msgpack:"f"`
+}
+
+// fileState is the run-time state of one file.
+type fileState struct {
+	id     uint32
+	end    int64 // where the latest data operation ended
+	fresh  bool  // no data operation since open: the position is 0
+	stream *pattern.Stream
+	used   uint64 // event count at the latest call on the file
+}
+
+// newFile returns the state of a newly seen file, dropping the least
+// recently used file when Options.MaxOpenFiles are tracked already.
+func (m *Model) newFile(id uint32) *fileState {
+	if len(m.files) >= m.opt.MaxOpenFiles {
+		var oldest string
+		var oldestUse uint64
+		first := true
+		for p, f := range m.files {
+			if first || f.used < oldestUse || (f.used == oldestUse && p < oldest) {
+				oldest, oldestUse, first = p, f.used, false
+			}
+		}
+		delete(m.files, oldest)
+	}
+	return &fileState{id: id, fresh: true}
+}
+
+// Model is the per-process model. It is not safe for concurrent use.
+type Model struct {
+	opt   Options
+	main  *sequitur.Predictor
+	dict  map[symKey]int
+	syms  []*symbol
+	trans map[uint64]*transition
+
+	// startSym is the first symbol ever observed, predicted before the
+	// first operation of a run; -1 when none.
+	startSym int
+
+	// Run-time state, not saved: it describes the current run only.
+	prev      int // symbol of the latest event, -1 before the first
+	prevEndNs int64
+	prevPath  string
+	files     map[string]*fileState
+
+	events, ignored, data uint64
+	// Online accuracy of the first step of the latest Predict call.
+	pending      int
+	scored, hits uint64
+}
+
+// New returns an empty model.
+func New(opt Options) *Model {
+	m := &Model{
+		opt:   opt.withDefaults(),
+		main:  sequitur.NewPredictor(),
+		dict:  map[symKey]int{},
+		trans: map[uint64]*transition{},
+	}
+	m.startSym = -1
+	m.resetRun()
+	return m
+}
+
+// resetRun forgets the state of the current run (files, previous event).
+func (m *Model) resetRun() {
+	m.prev = -1
+	m.prevEndNs = 0
+	m.prevPath = ""
+	m.files = map[string]*fileState{}
+	m.pending = -1
+}
+
+func transKey(from, to int) uint64 { return uint64(uint32(from))<<32 | uint64(uint32(to)) }
+
+// fileKey names the file of an event: its path, or its trace file id when
+// the path is unknown, or "" for calls on no file.
+func fileKey(e *tracefmt.Event) string {
+	if e.Path != "" {
+		return e.Path
+	}
+	if e.FileID != 0 {
+		return "#" + strconv.FormatUint(uint64(e.FileID), 10)
+	}
+	return ""
+}
+
+// isOpen and isClose tell calls that reset a file's position.
+func isOpen(op string) bool {
+	return strings.Contains(op, "open") || strings.HasPrefix(op, "creat")
+}
+
+func isClose(op string) bool { return strings.Contains(op, "close") }
+
+// movedBytes is how far a data call moved the file position.
+func movedBytes(e *tracefmt.Event) int64 {
+	switch {
+	case e.Bytes > 0:
+		return e.Bytes
+	case e.Errno != 0 || e.Ret <= 0:
+		return 0
+	}
+	return e.Size
+}
+
+// Observe feeds one recorded event to the model. Every event with an
+// operation name becomes a symbol of the main grammar (data calls and
+// metadata calls alike, since opens and closes mark the program's
+// structure); events without one are counted and ignored.
+func (m *Model) Observe(e *tracefmt.Event) {
+	if e == nil || e.Op == "" {
+		m.ignored++
+		return
+	}
+	m.events++
+	k := symKey{e.Ctx, e.Op}
+	s, ok := m.dict[k]
+	if !ok {
+		s = len(m.syms)
+		m.dict[k] = s
+		m.syms = append(m.syms, &symbol{Ctx: e.Ctx, Op: e.Op})
+	}
+	if m.pending >= 0 {
+		m.scored++
+		if m.pending == s {
+			m.hits++
+		}
+		m.pending = -1
+	}
+	sym := m.syms[s]
+	path := fileKey(e)
+	isData := tracefmt.IsData(e.Op)
+	hasOffset := isData && e.Offset != tracefmt.NoOffset
+
+	var fs *fileState
+	if path != "" {
+		fs = m.files[path]
+		if fs == nil && (hasOffset || isOpen(e.Op)) {
+			// Only calls that position a file create its state, so that
+			// stat or unlink of many paths do not fill the table.
+			fs = m.newFile(e.FileID)
+			m.files[path] = fs
+		}
+		if fs != nil {
+			fs.used = m.events
+		}
+	}
+
+	if m.prev >= 0 {
+		tk := transKey(m.prev, s)
+		t := m.trans[tk]
+		if t == nil {
+			t = &transition{}
+			m.trans[tk] = t
+		}
+		t.Count++
+		gap := e.StartNs - m.prevEndNs
+		if gap < 0 {
+			gap = 0
+		}
+		t.Gap.Add(float64(gap))
+		if path != "" {
+			t.Files.observe(path, m.prevPath, sym.LastPath)
+		}
+		if hasOffset && fs != nil {
+			t.Offsets.observe(e.Offset, fs.end, fs.fresh, m.opt.OffsetBound)
+		}
+	} else if m.startSym < 0 {
+		m.startSym = s
+	}
+
+	sym.Count++
+	sym.Duration.Add(float64(max(e.EndNs-e.StartNs, 0)))
+	sym.Sizes.observe(e.Size, m.opt.SizeBound)
+	sym.SizeStat.Add(float64(e.Size))
+
+	if fs != nil {
+		if e.FileID != 0 {
+			fs.id = e.FileID
+		}
+		switch {
+		case hasOffset:
+			moved := movedBytes(e)
+			fs.end = e.Offset + moved
+			fs.fresh = false
+			if fs.stream == nil {
+				fs.stream = pattern.NewStream(m.opt.PatternWindow)
+			}
+			fs.stream.Add(e.Offset, moved)
+		case isClose(e.Op):
+			delete(m.files, path)
+		case isOpen(e.Op):
+			fs.end, fs.fresh = 0, true
+		}
+	}
+	if isData {
+		m.data++
+	}
+	if path != "" {
+		sym.LastPath = path
+		m.prevPath = path
+	}
+	m.main.Append(s)
+	m.prev = s
+	m.prevEndNs = e.EndNs
+}
+
+// step is one symbol of a predicted sequence.
+type step struct {
+	sym  int
+	prob float64
+}
+
+// simFile is the predicted state of a file while Predict walks ahead.
+type simFile struct {
+	path    string
+	end     int64
+	fresh   bool
+	dataOps int // predicted data operations on the file so far
+}
+
+// walker follows a predicted symbol sequence and fills in the details of
+// each operation, carrying file positions forward.
+type walker struct {
+	m        *Model
+	prev     int
+	prevPath string
+	delay    float64 // ns
+	// single is set for a one-step walk, which needs no simulated state:
+	// the hot path of Predict(1) then allocates nothing but its result.
+	single bool
+	one    simFile
+	files  []simFile
+	seen   []int // symbols predicted so far
+}
+
+func (w *walker) file(path string) *simFile {
+	if w.single {
+		w.one = simFile{path: path, fresh: true}
+		if fs := w.m.files[path]; fs != nil {
+			w.one.end, w.one.fresh = fs.end, fs.fresh
+		}
+		return &w.one
+	}
+	for i := range w.files {
+		if w.files[i].path == path {
+			return &w.files[i]
+		}
+	}
+	f := simFile{path: path, fresh: true}
+	if fs := w.m.files[path]; fs != nil {
+		f.end, f.fresh = fs.end, fs.fresh
+	}
+	w.files = append(w.files, f)
+	return &w.files[len(w.files)-1]
+}
+
+// occurrences counts how often the symbol, and the transition into it,
+// already appear among the predicted steps: the local grammars then look
+// that many occurrences further ahead.
+func (w *walker) occurrences(s int) (symAhead, transAhead int) {
+	prev := w.m.prev
+	for _, x := range w.seen {
+		if x == s {
+			symAhead++
+			if prev == w.prev {
+				transAhead++
+			}
+		}
+		prev = x
+	}
+	return
+}
+
+// next builds the prediction of symbol s following the walk so far.
+func (w *walker) next(s int, prob float64) Prediction {
+	m := w.m
+	sym := m.syms[s]
+	symAhead, transAhead := w.occurrences(s)
+	var t *transition
+	if w.prev >= 0 {
+		t = m.trans[transKey(w.prev, s)]
+	}
+	if len(w.seen) > 0 {
+		w.delay += m.syms[w.prev].Duration.Weighted
+	}
+	path := sym.LastPath
+	if t != nil {
+		w.delay += t.Gap.Weighted
+		if t.Count > 0 && (t.Files.Counts != [3]uint64{}) {
+			path = t.Files.predict(w.prevPath, sym.LastPath)
+		}
+	}
+	p := Prediction{
+		Op:          sym.Op,
+		Path:        path,
+		Offset:      tracefmt.NoOffset,
+		Delay:       time.Duration(w.delay),
+		Probability: prob,
+		Ctx:         sym.Ctx,
+	}
+	if size, _, ok := sym.Sizes.next(symAhead); ok {
+		if sym.Sizes.Over {
+			size = sym.overflowSize()
+		}
+		p.Size = size
+	}
+	if path != "" {
+		if fs := m.files[path]; fs != nil {
+			p.FileID = fs.id
+		}
+	}
+	if tracefmt.IsData(sym.Op) && path != "" {
+		f := w.file(path)
+		var certain bool
+		if t != nil {
+			p.Offset, certain = t.Offsets.predict(f.end, f.fresh, transAhead)
+		} else {
+			p.Offset = transform{}.apply(f.end, f.fresh)
+		}
+		if !certain {
+			if fs := m.files[path]; fs != nil && fs.stream != nil && fs.stream.Certain() {
+				if next := fs.stream.Predict(f.dataOps + 1); len(next) > f.dataOps {
+					p.Offset = next[f.dataOps]
+				}
+			}
+		}
+		f.end, f.fresh = p.Offset+p.Size, false
+		f.dataOps++
+	} else if path != "" && (isOpen(sym.Op) || isClose(sym.Op)) {
+		f := w.file(path)
+		f.end, f.fresh = 0, true
+	}
+	if !w.single {
+		w.seen = append(w.seen, s)
+	}
+	w.prev = s
+	if path != "" {
+		w.prevPath = path
+	}
+	return p
+}
+
+// overflowSize predicts the size of a context whose sizes vary too much for
+// a local grammar: the most frequent size when it accounts for at least
+// half of the occurrences, else the mean.
+func (s *symbol) overflowSize() int64 {
+	if i := s.Sizes.mostFrequent(); i >= 0 && 2*s.Sizes.Counts[i] >= s.Sizes.N {
+		return s.Sizes.Values[i]
+	}
+	return int64(s.SizeStat.Mean + 0.5)
+}
+
+func (m *Model) walker(steps int) walker {
+	return walker{m: m, prev: m.prev, prevPath: m.prevPath, single: steps == 1}
+}
+
+// Predict returns the next k operations, most likely path first: element i
+// is the operation expected i+1 calls from now. It returns fewer (or none)
+// when the grammar has no prediction that far.
+func (m *Model) Predict(k int) []Prediction {
+	if k <= 0 {
+		return nil
+	}
+	var steps []step
+	switch {
+	case m.prev < 0:
+		if m.startSym < 0 {
+			return nil
+		}
+		steps = []step{{m.startSym, 1}}
+	case k == 1:
+		c := m.main.Candidates()
+		if len(c) == 0 {
+			m.pending = -1
+			return nil
+		}
+		var total float64
+		for _, x := range c {
+			total += x.Weight
+		}
+		prob := 1.0
+		if total > 0 {
+			prob = c[0].Weight / total
+		}
+		steps = []step{{c[0].Symbol, prob}}
+	default:
+		for _, st := range m.main.Lookahead(k) {
+			steps = append(steps, step{st.Symbol, st.Prob})
+		}
+	}
+	w := m.walker(len(steps))
+	out := make([]Prediction, 0, len(steps))
+	for _, st := range steps {
+		if st.sym < 0 || st.sym >= len(m.syms) {
+			break
+		}
+		out = append(out, w.next(st.sym, st.prob))
+	}
+	if len(out) > 0 {
+		m.pending = steps[0].sym
+	}
+	return out
+}
+
+// Candidates returns every operation the grammar considers possible next,
+// most likely first, with Probability the candidate's share of the
+// grammar's weights (the paper gives each of k candidates 1/k instead).
+func (m *Model) Candidates() []Prediction {
+	if m.prev < 0 {
+		return m.Predict(1)
+	}
+	c := m.main.Candidates()
+	var total float64
+	for _, x := range c {
+		total += x.Weight
+	}
+	out := make([]Prediction, 0, len(c))
+	for _, x := range c {
+		if x.Symbol < 0 || x.Symbol >= len(m.syms) {
+			continue
+		}
+		prob := 1 / float64(len(c))
+		if total > 0 {
+			prob = x.Weight / total
+		}
+		w := m.walker(1)
+		out = append(out, w.next(x.Symbol, prob))
+	}
+	return out
+}
+
+// Phase returns how many operations remain before the current I/O phase
+// ends, following the grammar's most likely path until a transition whose
+// expected idle time reaches Options.PhaseGap. ok is false when the grammar
+// predicts no such end within Options.PhaseHorizon operations.
+func (m *Model) Phase() (remaining int, ok bool) {
+	if m.prev < 0 {
+		return 0, false
+	}
+	prev := m.prev
+	gap := float64(m.opt.PhaseGap)
+	for i, st := range m.main.Lookahead(m.opt.PhaseHorizon) {
+		if t := m.trans[transKey(prev, st.Symbol)]; t != nil && t.Gap.Weighted >= gap {
+			return i, true
+		}
+		prev = st.Symbol
+	}
+	return 0, false
+}
+
+// GrammarSize is the size of the main grammar: the summed length of its
+// rules, in symbols.
+func (m *Model) GrammarSize() int { return m.main.Grammar().Size() }
+
+// Contexts is the number of distinct context symbols seen.
+func (m *Model) Contexts() int { return len(m.syms) }
+
+// MemoryBytes estimates the heap the model holds.
+func (m *Model) MemoryBytes() int {
+	n := 256 + m.main.MemoryBytes()
+	for _, s := range m.syms {
+		n += 160 + len(s.Op) + len(s.LastPath) + s.Sizes.memoryBytes(8) + 48 // dictionary entry
+	}
+	for _, t := range m.trans {
+		n += 200 + len(t.Files.LastPath) + t.Offsets.Seq.memoryBytes(16)
+	}
+	for p, f := range m.files {
+		n += 96 + len(p)
+		if f.stream != nil {
+			n += 128 + 64*m.opt.PatternWindow
+		}
+	}
+	return n
+}
+
+// Summary describes the model for trace footers and reports.
+func (m *Model) Summary() map[string]any {
+	s := map[string]any{
+		"events":       m.events,
+		"ignored":      m.ignored,
+		"data_events":  m.data,
+		"contexts":     len(m.syms),
+		"transitions":  len(m.trans),
+		"grammar_size": m.GrammarSize(),
+		"memory_bytes": m.MemoryBytes(),
+		"scored":       m.scored,
+	}
+	if m.scored > 0 {
+		s["accuracy"] = float64(m.hits) / float64(m.scored)
+	}
+	return s
+}

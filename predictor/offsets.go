@@ -1,0 +1,140 @@
+package predictor
+
+// Offset transformation kinds (section II-B2b of the Omnisc'IO paper): the
+// next operation on a file starts where the previous one on that file ended
+// (sequential), at a fixed distance from there (relative), or at a fixed
+// position (absolute).
+const (
+	transformSequential uint8 = iota
+	transformRelative
+	transformAbsolute
+)
+
+// transform is one offset transformation; Value is the distance for a
+// relative one and the position for an absolute one.
+type transform struct {
+	Kind  uint8 `msgpack:"k"`
+	Value int64 `msgpack:"v"`
+}
+
+// apply gives the offset the transformation leads to from the end of the
+// previous operation on the file. fresh means no data operation touched the
+// file since it was opened, so its position is 0.
+func (t transform) apply(prevEnd int64, fresh bool) int64 {
+	if fresh {
+		prevEnd = 0
+	}
+	switch t.Kind {
+	case transformRelative:
+		return prevEnd + t.Value
+	case transformAbsolute:
+		return t.Value
+	}
+	return prevEnd
+}
+
+// offsetTable learns the offset transformations of one transition between
+// context symbols.
+type offsetTable struct {
+	Seq valueTable[transform] `msgpack:"s"`
+	// Last is the offset of the transition's previous occurrence: an offset
+	// that repeats is recorded as absolute, which the paper's rule (absolute
+	// only after open or close) misses, for instance a header rewritten at a
+	// fixed position of a growing file.
+	Last    int64 `msgpack:"l"`
+	HasLast bool  `msgpack:"hl"`
+}
+
+// classify chooses how to describe the move from prevEnd to offset: the
+// description the transition already knows if one fits (so that the local
+// grammar sees a repeating symbol), else an absolute one when the offset
+// repeats, is 0 or the file is fresh, else a relative one.
+func (o *offsetTable) classify(offset, prevEnd int64, fresh bool) transform {
+	base := prevEnd
+	if fresh {
+		base = 0
+	}
+	candidates := [3]transform{
+		{Kind: transformSequential},
+		{Kind: transformRelative, Value: offset - base},
+		{Kind: transformAbsolute, Value: offset},
+	}
+	if offset == base {
+		return candidates[0]
+	}
+	for _, c := range candidates[1:] {
+		if o.Seq.index(c) >= 0 {
+			return c
+		}
+	}
+	if fresh || offset == 0 || (o.HasLast && o.Last == offset) {
+		return candidates[2]
+	}
+	return candidates[1]
+}
+
+// observe records the offset an occurrence of the transition used.
+func (o *offsetTable) observe(offset, prevEnd int64, fresh bool, bound int) {
+	o.Seq.observe(o.classify(offset, prevEnd, fresh), bound)
+	o.Last, o.HasLast = offset, true
+}
+
+// predict gives the offset of the transition's occurrence `ahead` steps
+// after the next one. Past the bound it falls back to sequential, as the
+// paper does, and says it is not certain.
+func (o *offsetTable) predict(prevEnd int64, fresh bool, ahead int) (offset int64, certain bool) {
+	if o.Seq.Over {
+		return transform{}.apply(prevEnd, fresh), false
+	}
+	t, certain, ok := o.Seq.next(ahead)
+	if !ok {
+		return transform{}.apply(prevEnd, fresh), false
+	}
+	return t.apply(prevEnd, fresh), certain
+}
+
+// File relations of a transition: the next operation touches the file of
+// the operation just before it, the file its own context touched last
+// time, or another file (named by path).
+const (
+	fileSamePrev = iota
+	fileSameContext
+	fileOther
+)
+
+// fileTable learns which file a transition's next operation touches.
+type fileTable struct {
+	Counts   [3]uint64 `msgpack:"c"`
+	LastKind uint8     `msgpack:"k"`
+	LastPath string    `msgpack:"p"`
+}
+
+func (f *fileTable) observe(path, prevPath, contextPath string) {
+	kind := fileOther
+	switch {
+	case path == prevPath:
+		kind = fileSamePrev
+	case path == contextPath:
+		kind = fileSameContext
+	}
+	f.Counts[kind]++
+	f.LastKind = uint8(kind)
+	f.LastPath = path
+}
+
+// predict names the file: the relation seen most often, the latest on ties.
+func (f *fileTable) predict(prevPath, contextPath string) string {
+	kind := int(f.LastKind)
+	for k, c := range f.Counts {
+		if c > f.Counts[kind] {
+			kind = k
+		}
+	}
+	switch kind {
+	case fileSamePrev:
+		return prevPath
+	case fileSameContext:
+		return contextPath
+	}
+	return f.LastPath
+}
