@@ -1,0 +1,57 @@
+package replay
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+func pct(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
+
+// WriteText prints the reports for people, one block per process.
+func WriteText(w io.Writer, reports []Report) error {
+	var b strings.Builder
+	for i, r := range reports {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(&b, "trace %s", r.Trace)
+		if r.Program != "" {
+			fmt.Fprintf(&b, " (%s, pid %d", r.Program, r.PID)
+			if r.Rank != nil {
+				fmt.Fprintf(&b, ", rank %d", *r.Rank)
+			}
+			b.WriteString(")")
+		}
+		b.WriteString("\n")
+		if r.Truncated != "" {
+			fmt.Fprintf(&b, "  truncated: %s\n", r.Truncated)
+		}
+		fmt.Fprintf(&b, "  events %d (ignored %d), contexts %d, grammar size %d, model memory %d bytes, %.0f ns per event (update + predict)\n",
+			r.Events, r.Ignored, r.Contexts, r.GrammarSize, r.MemoryBytes, r.NsPerEvent)
+		c := r.Context
+		fmt.Fprintf(&b, "  context accuracy  paper (1/k) %s, last half %s; weighted %s, last half %s\n",
+			pct(c.Paper), pct(c.PaperLastHalf), pct(c.Weighted), pct(c.WeightedLastHalf))
+		s := r.Size
+		fmt.Fprintf(&b, "  size              mean relative error %.4f, exact %s over %d data calls (%d unpredicted)\n",
+			s.MeanError, pct(s.Exact), s.Scored, s.Unpredicted)
+		o := r.Offset
+		fmt.Fprintf(&b, "  offset            model %s (weighted %s), contiguous baseline %s over %d data calls\n",
+			pct(o.Model), pct(o.Weighted), pct(o.Contiguous), o.Scored)
+		h := r.HitRatio
+		fmt.Fprintf(&b, "  hit ratio         %.1f%% (weighted %.1f%%) over %d data calls\n", h.Paper, h.Weighted, h.Scored)
+		t := r.InterArrival
+		fmt.Fprintf(&b, "  inter-arrival     mean |error| %.6f s, immediate re-access baseline %.6f s over %d gaps\n",
+			t.MeanAbsErrorSec, t.ImmediateReaccess, t.Scored)
+		b.WriteString("  grammar size      ")
+		for i, p := range r.Growth {
+			if i > 0 {
+				b.WriteString(" ")
+			}
+			fmt.Fprintf(&b, "%d:%d", p.Event, p.GrammarSize)
+		}
+		b.WriteString("  (event:size)\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
