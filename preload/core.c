@@ -99,6 +99,9 @@ static const char *const iop_op_names[IOP_OP_MAX] = {
 #include "calls.def"
 #undef CALL
 #undef VCALL
+#define MPI_CALL(name, ...) [IOP_OP_##name] = #name,
+#include "mpiio.def"
+#undef MPI_CALL
   [IOP_OP_open] = "open", [IOP_OP_open64] = "open64",
   [IOP_OP_openat] = "openat", [IOP_OP_openat64] = "openat64",
   [IOP_OP_fcntl] = "fcntl", [IOP_OP_fcntl64] = "fcntl64",

@@ -30,6 +30,9 @@ enum iop_op {
 #include "calls.def"
 #undef CALL
 #undef VCALL
+#define MPI_CALL(name, ...) IOP_OP_##name,
+#include "mpiio.def"
+#undef MPI_CALL
   IOP_OP_open, IOP_OP_open64, IOP_OP_openat, IOP_OP_openat64,
   IOP_OP_fcntl, IOP_OP_fcntl64, IOP_OP_rewind,
   IOP_OP_fork,
