@@ -16,6 +16,10 @@ type valueTable[T comparable] struct {
 	Local  *sequitur.Predictor `msgpack:"g,omitempty"`
 }
 
+// replayCap bounds how many copies of its first value a table replays
+// into a new local grammar.
+const replayCap = 64
+
 // index returns the position of v among the distinct values, or -1.
 func (t *valueTable[T]) index(v T) int {
 	for i, x := range t.Values {
@@ -48,9 +52,11 @@ func (t *valueTable[T]) observe(v T, bound int) {
 		i = len(t.Values) - 1
 		if i == 1 {
 			// Every earlier observation was the first value: replay them so
-			// that the local grammar sees the whole sequence.
+			// that the local grammar sees the sequence, up to a cap (a long
+			// run of one value tells the grammar no more than a few dozen
+			// copies do, and the cost of the replay stays bounded).
 			t.Local = sequitur.NewPredictor()
-			for j := uint64(0); j+1 < t.N; j++ {
+			for j := uint64(0); j+1 < min(t.N, replayCap); j++ {
 				t.Local.Append(0)
 			}
 		}
@@ -107,7 +113,16 @@ func (t *valueTable[T]) valid(bound int) bool {
 	if t.Over && t.Local != nil {
 		return false
 	}
-	return true
+	// A table with several values and no grammar must have passed its
+	// bound; one with a grammar must have several values.
+	if !t.Over && (len(t.Values) > 1) != (t.Local != nil) {
+		return false
+	}
+	var sum uint64
+	for _, c := range t.Counts {
+		sum += c
+	}
+	return sum <= t.N
 }
 
 // memoryBytes estimates the heap the table holds.
