@@ -26,6 +26,42 @@ int iopred_enabled(void);
  * Returns 1 when it flushed, 0 when there was nothing to flush. */
 int iopred_flush(void);
 
+/* Kinds of operation in a prediction. */
+enum iopred_op {
+  IOPRED_OP_OTHER = 0,
+  IOPRED_OP_READ = 1,  /* read, pread, readv, fread, fgets, fscanf, ... */
+  IOPRED_OP_WRITE = 2, /* write, pwrite, writev, fwrite, fprintf, ... */
+  IOPRED_OP_OPEN = 3,  /* open, openat, creat, fopen, ... */
+  IOPRED_OP_CLOSE = 4, /* close, fclose */
+  IOPRED_OP_SEEK = 5,  /* lseek, fseek, ftell, rewind */
+  IOPRED_OP_SYNC = 6,  /* fsync, fdatasync, fflush */
+  IOPRED_OP_META = 7   /* stat family, ftruncate, unlink, rename */
+};
+
+/* One predicted operation. */
+struct iopred_prediction {
+  int op;              /* enum iopred_op */
+  int fd;              /* a descriptor the program has open on the file, or -1 */
+  long long offset;    /* byte offset it will start at, or -1 when unknown or none */
+  long long size;      /* bytes it will request, 0 for calls without a size */
+  double delay_s;      /* expected seconds from the end of the last recorded call until it starts */
+  double probability;  /* the model's confidence in this step, 0 to 1 */
+  const char *call;    /* the function, e.g. "pwrite" (static storage) */
+  const char *path;    /* the file, or NULL (valid until the process exits) */
+  unsigned long long ctx; /* the context id of the call site, as in the trace */
+};
+
+/* iopred_predict writes the model's prediction of the next operations of
+ * this process, soonest first, into out[0..max-1] and returns how many it
+ * wrote: 0 when it has none (nothing learned yet, or iopred passive).
+ * Every call recorded before iopred_predict is seen by the model. The
+ * first entry is the next operation; later entries follow the most likely
+ * path through what the model has learned.
+ *
+ * With IOPRED_MODEL=path, a model saved by an earlier run of the program
+ * is loaded at start, so predictions are available from the first call. */
+int iopred_predict(struct iopred_prediction *out, int max);
+
 #ifdef __cplusplus
 }
 #endif

@@ -8,6 +8,7 @@
  * dropped. Rings of threads that ended are reused by new threads, so a
  * short-lived thread costs no allocation once the process has warmed up. */
 #include "iop.h"
+#include "iopred.h"
 
 #include <errno.h>
 #include <linux/futex.h>
@@ -50,6 +51,7 @@ static volatile int finished; /* the session has written its last footer */
 extern void iopGoIngest(struct iop_event *evs, int n);
 extern void iopGoFinish(int reason);
 extern int iopGoFrameOpen(void);
+extern int iopGoPredict(struct iopred_prediction *out, int max);
 
 static void futex_wake(_Atomic uint32_t *w) { syscall(SYS_futex, w, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0); }
 
@@ -276,3 +278,19 @@ IOP_EXPORT int iopred_flush(void) {
 }
 
 IOP_EXPORT int iopred_enabled(void) { return iop_state == IOP_ACTIVE; }
+
+IOP_EXPORT int iopred_predict(struct iopred_prediction *out, int max) {
+  if (!out || max <= 0 || iop_state != IOP_ACTIVE || iop_in) return 0;
+  int e = errno;
+  iop_in = 1;
+  pthread_mutex_lock(&drain_mutex);
+  int n = 0;
+  if (!finished) {
+    drain_locked();
+    n = iopGoPredict(out, max);
+  }
+  pthread_mutex_unlock(&drain_mutex);
+  iop_in = 0;
+  errno = e;
+  return n;
+}

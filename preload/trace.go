@@ -205,6 +205,8 @@ func (s *session) write(c *batchEvent) error {
 	if err := s.w.Event(e); err != nil {
 		return err
 	}
+	e.Path = path
+	getModel().Observe(e)
 	return nil
 }
 
@@ -232,12 +234,16 @@ func (s *session) finish(reason string) {
 	if s.failed || s.w == nil {
 		return
 	}
+	if err := saveModel(); err != nil {
+		fmt.Fprintf(os.Stderr, "iopred: IOPRED_MODEL: %v\n", err)
+	}
 	err := s.w.Close(tracefmt.Footer{
 		Reason:  reason,
 		EndNs:   int64(C.iop_now()) - s.anchor,
 		Events:  s.events,
 		Bytes:   s.bytes,
 		Dropped: uint64(C.iop_dropped()),
+		Model:   getModel().Summary(),
 	})
 	// No fsync: the page cache outlives the process, and a sync at exit
 	// would cost the program milliseconds.

@@ -1,0 +1,132 @@
+package main
+
+/*
+#include <stdlib.h>
+#include "iop.h"
+#include "iopred.h"
+*/
+import "C"
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"unsafe"
+
+	"iopred/predictor"
+	"iopred/tracefmt"
+)
+
+// The model is created on first need, apart from the trace: a program can
+// ask for predictions from a saved model before it has done any I/O.
+var model *predictor.Model
+
+// modelPath is IOPRED_MODEL: the model to load at start and save at exit.
+func modelPath() string { return os.Getenv("IOPRED_MODEL") }
+
+func getModel() *predictor.Model {
+	if model != nil {
+		return model
+	}
+	if p := modelPath(); p != "" {
+		if b, err := os.ReadFile(p); err == nil {
+			m, err := predictor.Load(bytes.NewReader(b))
+			if err == nil {
+				model = m
+				return model
+			}
+			fmt.Fprintf(os.Stderr, "iopred: IOPRED_MODEL=%s: %v; starting a new model\n", p, err)
+		}
+	}
+	model = predictor.New(predictor.Options{})
+	return model
+}
+
+// saveModel writes the model where IOPRED_MODEL says, atomically, so that
+// concurrent runs never leave a torn file.
+func saveModel() error {
+	p := modelPath()
+	if p == "" || model == nil {
+		return nil
+	}
+	var buf bytes.Buffer
+	if err := model.Save(&buf); err != nil {
+		return err
+	}
+	tmp := fmt.Sprintf("%s.%d.tmp", p, os.Getpid())
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(tmp, buf.Bytes(), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, p)
+}
+
+// opKinds maps a call to the C API's enum iopred_op.
+func opKind(op string) C.int {
+	switch {
+	case tracefmt.IsRead(op):
+		return C.IOPRED_OP_READ
+	case tracefmt.IsWrite(op):
+		return C.IOPRED_OP_WRITE
+	case strings.Contains(op, "open") || strings.HasPrefix(op, "creat"):
+		return C.IOPRED_OP_OPEN
+	case strings.Contains(op, "close"):
+		return C.IOPRED_OP_CLOSE
+	case strings.Contains(op, "seek") || strings.HasPrefix(op, "ftell") || op == "rewind":
+		return C.IOPRED_OP_SEEK
+	case strings.Contains(op, "sync") || op == "fflush":
+		return C.IOPRED_OP_SYNC
+	case strings.Contains(op, "stat") || strings.Contains(op, "truncate") || strings.HasPrefix(op, "unlink") || strings.HasPrefix(op, "rename"):
+		return C.IOPRED_OP_META
+	}
+	return C.IOPRED_OP_OTHER
+}
+
+// cStrings keeps the C copies of call names for the process's lifetime.
+var cStrings = map[string]*C.char{}
+
+func cString(s string) *C.char {
+	p, ok := cStrings[s]
+	if !ok {
+		p = C.CString(s)
+		cStrings[s] = p
+	}
+	return p
+}
+
+//export iopGoPredict
+func iopGoPredict(out *C.struct_iopred_prediction, max C.int) (n C.int) {
+	defer recoverInto("predict")
+	preds := getModel().Predict(int(max))
+	dst := unsafe.Slice(out, int(max))
+	for i, p := range preds {
+		if i >= len(dst) {
+			break
+		}
+		d := &dst[i]
+		d.op = opKind(p.Op)
+		d.fd = -1
+		d.path = nil
+		if p.Path != "" {
+			cpath := C.CString(p.Path)
+			id := C.iop_file_lookup(cpath)
+			C.free(unsafe.Pointer(cpath))
+			if id != 0 {
+				d.fd = C.int(C.iop_file_fd(id))
+				d.path = C.iop_file_path(id)
+			}
+		}
+		d.offset = C.longlong(p.Offset)
+		d.size = C.longlong(p.Size)
+		d.delay_s = C.double(p.Delay.Seconds())
+		d.probability = C.double(p.Probability)
+		d.call = cString(p.Op)
+		d.ctx = C.ulonglong(p.Ctx)
+		n++
+	}
+	return n
+}
