@@ -239,14 +239,16 @@ static int refresh_cb(struct dl_phdr_info *info, size_t size, void *data) {
 
 /* refresh_modules rescans the loaded objects. Never called while this
  * thread is already inside the unwinder (see busy). When another thread is
- * rescanning, it does not wait unless asked to: that thread may itself be
- * waiting in dl_iterate_phdr for the loader lock held by this one (a
- * constructor doing I/O inside dlopen), so the caller gives up on the
- * frame instead, without caching anything. */
-static void refresh_modules(int wait) {
-  while (atomic_flag_test_and_set_explicit(&refresh_lock, memory_order_acquire)) {
-    if (!wait) return;
-    __builtin_ia32_pause();
+ * rescanning, it waits for it, but not forever: that thread waits in
+ * dl_iterate_phdr for the loader's list lock, and a signal handler that
+ * interrupted this thread while it held that lock (inside dlopen or
+ * dlclose) would otherwise wait for it in turn. After about a thousand
+ * yields the caller gives up on the frame, caching nothing. */
+static int refresh_modules(int wait) {
+  for (int tries = 0; atomic_flag_test_and_set_explicit(&refresh_lock, memory_order_acquire);
+       tries++) {
+    if (!wait && tries >= 1000) return 0;
+    syscall(SYS_sched_yield);
   }
   refresh_gen++;
   unsigned long long subs = atomic_load(&known_subs);
@@ -261,6 +263,7 @@ static void refresh_modules(int wait) {
     atomic_store(&cache_gen, (atomic_load(&cache_gen) + ((uintptr_t)1 << GEN_SHIFT)) & GEN_MASK);
   atomic_store(&known_subs, subs);
   atomic_flag_clear_explicit(&refresh_lock, memory_order_release);
+  return 1;
 }
 
 /* ------------------------------------------------------ DWARF decoding */
@@ -899,10 +902,8 @@ static rule_t slow_rule(uintptr_t key, uintptr_t pc, int nested) {
   if (!nested) {
     unsigned long long subs = 0;
     dl_iterate_phdr(subs_cb, &subs);
-    if (subs != atomic_load(&known_subs)) {
-      refresh_modules(0);
-      if (subs != atomic_load(&known_subs)) return 0; /* not rescanned: retry next time */
-    }
+    /* Gave up waiting for another thread's rescan: retry next time. */
+    if (subs != atomic_load(&known_subs) && !refresh_modules(0)) return 0;
   }
   const struct module *m = module_of(addr);
   if (!m && !nested) {
