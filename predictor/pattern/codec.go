@@ -1,6 +1,7 @@
 package pattern
 
 import (
+	"bytes"
 	"fmt"
 
 	"github.com/vmihailenco/msgpack/v5"
@@ -18,7 +19,13 @@ type Index struct {
 // Marshal encodes the index in msgpack (short keys), the compact form the
 // per-process model persists and the compression ratio counts.
 func (x *Index) Marshal() ([]byte, error) {
-	return msgpack.Marshal(x)
+	var buf bytes.Buffer
+	enc := msgpack.NewEncoder(&buf)
+	enc.UseCompactInts(true) // a delta of 16 takes one byte, not nine
+	if err := enc.Encode(x); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 // Unmarshal decodes an index written by Marshal and checks that it is
@@ -27,6 +34,9 @@ func (x *Index) Marshal() ([]byte, error) {
 // It returns an error, never panics, on any input.
 func Unmarshal(data []byte) (*Index, error) {
 	var x Index
+	if err := checkMsgpack(data); err != nil {
+		return nil, fmt.Errorf("pattern: decode index: %w", err)
+	}
 	if err := msgpack.Unmarshal(data, &x); err != nil {
 		return nil, fmt.Errorf("pattern: decode index: %w", err)
 	}

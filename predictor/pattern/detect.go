@@ -135,6 +135,9 @@ func Detect(q []int64, window int) []Unit {
 	if len(q) == 0 {
 		return nil
 	}
+	if window <= 0 {
+		window = DefaultWindow
+	}
 	d := Deltas(q)
 	spans := detectSpans(d, window)
 	for level := 0; level < 4; level++ {

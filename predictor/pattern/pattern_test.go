@@ -215,7 +215,7 @@ func structured(rng *rand.Rand) map[string][]int64 {
 func TestDetectLossless(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for name, q := range structured(rng) {
-		for _, w := range []int{1, 2, 3, 8, 16, 64} {
+		for _, w := range []int{0, 1, 2, 3, 8, 16, 64} {
 			if got := Expand(Detect(q, w)); !slices.Equal(got, q) && !(len(got) == 0 && len(q) == 0) {
 				t.Fatalf("%s, window %d: Expand(Detect) differs from the input", name, w)
 			}
@@ -260,8 +260,10 @@ func TestDetectStructured(t *testing.T) {
 			}
 		}
 	}
-	if u := Detect(rows, 8); len(u) != 1 || u[0].Reps != 9 || u[0].Tail != 123 {
-		t.Errorf("long rows, short last row: %d units, want [0,(...)^9+122]", len(u))
+	for _, w := range []int{0, 8} {
+		if u := Detect(rows, w); len(u) != 1 || u[0].Reps != 9 || u[0].Tail != 123 {
+			t.Errorf("window %d: long rows, short last row: %d units, want [0,(...)^9+122]", w, len(u))
+		}
 	}
 }
 

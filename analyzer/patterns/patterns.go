@@ -1,0 +1,253 @@
+// Package patterns reports the access patterns of traced programs the way
+// Pattern PLFS indexes them: per file, the local patterns of each process,
+// the global patterns across processes, how much smaller the index gets and
+// how many requests the patterns cover.
+package patterns
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+
+	"iopred/predictor/pattern"
+	"iopred/tracefmt"
+)
+
+// RawEntryBytes is the size of one raw index entry (logical offset, length,
+// physical offset, id; 4 x 8 bytes), against which the patterns are
+// measured as in the paper's Figure 1.
+const RawEntryBytes = 32
+
+// Report holds the patterns of every file the traces touched.
+type Report struct {
+	Files    []File   `json:"files"`
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// File holds the patterns of one path.
+type File struct {
+	Path     string `json:"path"`
+	Requests int64  `json:"requests"` // data events (reads and writes) on the file
+	// RawIndexBytes is RawEntryBytes per request; EncodedIndexBytes the
+	// msgpack size of the smaller of the two pattern indexes: every local
+	// entry, or the global patterns plus the strided runs that joined none.
+	RawIndexBytes     int64   `json:"raw_index_bytes"`
+	EncodedIndexBytes int64   `json:"encoded_index_bytes"`
+	IndexForm         string  `json:"index_form"` // "local" or "global"
+	CompressionRatio  float64 `json:"compression_ratio"`
+	// Coverage is the share of requests inside patterns repeated at least
+	// twice (r >= 2).
+	Coverage float64  `json:"coverage"`
+	Local    []Local  `json:"local"`
+	Global   []Global `json:"global"`
+}
+
+// Local is the pattern index of one process's reads or writes of a file, in
+// time order. Physical offsets count the bytes the process moved on the
+// file before each request (its PLFS data dropping).
+type Local struct {
+	ID       int64           `json:"id"` // the process's position in the trace list
+	Trace    string          `json:"trace"`
+	PID      int             `json:"pid"`
+	Rank     *int            `json:"rank"`
+	Kind     string          `json:"kind"` // "read" or "write"
+	Requests int64           `json:"requests"`
+	Patterns []string        `json:"patterns"` // logical offsets in the paper's notation
+	Entries  []pattern.Entry `json:"entries"`
+}
+
+// Global is a global pattern of one kind (reads or writes) of a file.
+type Global struct {
+	Kind    string          `json:"kind"`
+	Pattern string          `json:"pattern"`
+	Entry   *pattern.Global `json:"entry"`
+}
+
+type streamKey struct {
+	path  string
+	id    int64
+	write bool
+}
+
+type stream struct {
+	logical, length, physical []int64
+	moved                     int64
+}
+
+type procInfo struct {
+	trace string
+	pid   int
+	rank  *int
+}
+
+// Analyze reads the traces and builds the report with the given detector
+// window (pattern.DefaultWindow when 0). A truncated trace counts with the
+// records read and adds a warning; the error returned is the first other
+// read error (the report still holds what could be read).
+func Analyze(traces []string, window int) (*Report, error) {
+	streams := map[streamKey]*stream{}
+	procs := make([]procInfo, len(traces))
+	rep := &Report{}
+	var firstErr error
+	for i, path := range traces {
+		err := readTrace(int64(i), path, streams, &procs[i])
+		var te *tracefmt.TruncatedError
+		switch {
+		case err == nil:
+		case errors.As(err, &te):
+			rep.Warnings = append(rep.Warnings, err.Error())
+		default:
+			rep.Warnings = append(rep.Warnings, err.Error())
+			if firstErr == nil {
+				firstErr = err
+			}
+		}
+	}
+	keys := make([]streamKey, 0, len(streams))
+	for k := range streams {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		if a.path != b.path {
+			return a.path < b.path
+		}
+		if a.id != b.id {
+			return a.id < b.id
+		}
+		return !a.write && b.write
+	})
+	var cur *File
+	runs := map[bool][]pattern.Run{}
+	var entries []pattern.Entry
+	flush := func() error {
+		if cur == nil {
+			return nil
+		}
+		err := finishFile(cur, entries, runs)
+		rep.Files = append(rep.Files, *cur)
+		cur, entries, runs = nil, nil, map[bool][]pattern.Run{}
+		return err
+	}
+	for _, k := range keys {
+		if cur == nil || cur.Path != k.path {
+			if err := flush(); err != nil {
+				return rep, err
+			}
+			cur = &File{Path: k.path, Local: []Local{}, Global: []Global{}}
+		}
+		s := streams[k]
+		idx, err := pattern.BuildIndex(k.id, s.logical, s.length, s.physical, window)
+		if err != nil {
+			return rep, err
+		}
+		p := procs[k.id]
+		loc := Local{ID: k.id, Trace: p.trace, PID: p.pid, Rank: p.rank, Kind: "read",
+			Requests: int64(len(s.logical)), Entries: idx}
+		if k.write {
+			loc.Kind = "write"
+		}
+		var covered int64
+		for i := range idx {
+			loc.Patterns = append(loc.Patterns, idx[i].Logical.String())
+			if idx[i].Logical.Reps >= 2 {
+				covered += idx[i].Len()
+			}
+		}
+		cur.Requests += loc.Requests
+		cur.Coverage += float64(covered) // divided by Requests in finishFile
+		cur.Local = append(cur.Local, loc)
+		entries = append(entries, idx...)
+		runs[k.write] = append(runs[k.write], pattern.Runs(k.id, s.logical, s.length, s.physical)...)
+	}
+	if err := flush(); err != nil {
+		return rep, err
+	}
+	return rep, firstErr
+}
+
+func finishFile(f *File, entries []pattern.Entry, runs map[bool][]pattern.Run) error {
+	if f.Requests > 0 {
+		f.Coverage /= float64(f.Requests)
+	}
+	f.RawIndexBytes = RawEntryBytes * f.Requests
+	local, err := (&pattern.Index{Entries: entries}).EncodedSize()
+	if err != nil {
+		return err
+	}
+	global := pattern.Index{}
+	for _, write := range []bool{false, true} {
+		g, rest := pattern.Merge(runs[write])
+		global.Globals = append(global.Globals, g...)
+		global.Runs = append(global.Runs, rest...)
+		kind := "read"
+		if write {
+			kind = "write"
+		}
+		for i := range g {
+			f.Global = append(f.Global, Global{Kind: kind, Pattern: g[i].String(), Entry: &g[i]})
+		}
+	}
+	gsize, err := global.EncodedSize()
+	if err != nil {
+		return err
+	}
+	f.EncodedIndexBytes, f.IndexForm = int64(local), "local"
+	if len(global.Globals) > 0 && gsize < local {
+		f.EncodedIndexBytes, f.IndexForm = int64(gsize), "global"
+	}
+	if f.EncodedIndexBytes > 0 {
+		f.CompressionRatio = float64(f.RawIndexBytes) / float64(f.EncodedIndexBytes)
+	}
+	return nil
+}
+
+// readTrace adds the data events of one trace to streams: per file, its
+// reads and its writes apart, in time order, the bytes each moved.
+func readTrace(id int64, path string, streams map[streamKey]*stream, p *procInfo) error {
+	p.trace = path
+	r, err := tracefmt.Open(path)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	h := r.Header()
+	p.pid, p.rank = h.PID, h.Rank
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		e := rec.Event
+		if e == nil || e.Errno != 0 || e.Offset == tracefmt.NoOffset || e.Bytes <= 0 || e.Path == "" {
+			continue
+		}
+		var write bool
+		switch {
+		case tracefmt.IsWrite(e.Op):
+			write = true
+		case tracefmt.IsRead(e.Op):
+		default:
+			continue
+		}
+		k := streamKey{path: e.Path, id: id, write: write}
+		s := streams[k]
+		if s == nil {
+			s = &stream{}
+			streams[k] = s
+		}
+		s.logical = append(s.logical, e.Offset)
+		s.length = append(s.length, e.Bytes)
+		s.physical = append(s.physical, s.moved)
+		s.moved += e.Bytes
+	}
+}
+
+// String is a one-line description used in warnings and tests.
+func (f *File) String() string {
+	return fmt.Sprintf("%s: %d requests, ratio %.1f, coverage %.3f", f.Path, f.Requests, f.CompressionRatio, f.Coverage)
+}
