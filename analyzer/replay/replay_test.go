@@ -259,3 +259,19 @@ func TestFileTruncatedAndCorrupt(t *testing.T) {
 		t.Errorf("foreign file: err = %v, want an error naming %s", err, bad)
 	}
 }
+
+// TestThin proves that the text report's series keeps at most n points,
+// evenly spread, ending with the last.
+func TestThin(t *testing.T) {
+	var ps []Point
+	for i := 1; i <= 100; i++ {
+		ps = append(ps, Point{Event: i})
+	}
+	got := thin(ps, 4)
+	if len(got) != 4 || got[0].Event != 25 || got[1].Event != 50 || got[3].Event != 100 {
+		t.Errorf("thin = %v", got)
+	}
+	if got := thin(ps[:3], 4); len(got) != 3 {
+		t.Errorf("short series changed: %v", got)
+	}
+}

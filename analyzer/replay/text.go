@@ -44,7 +44,7 @@ func WriteText(w io.Writer, reports []Report) error {
 		fmt.Fprintf(&b, "  inter-arrival     mean |error| %.6f s, immediate re-access baseline %.6f s over %d gaps\n",
 			t.MeanAbsErrorSec, t.ImmediateReaccess, t.Scored)
 		b.WriteString("  grammar size      ")
-		for i, p := range r.Growth {
+		for i, p := range thin(r.Growth, textGrowthPoints) {
 			if i > 0 {
 				b.WriteString(" ")
 			}
@@ -54,4 +54,20 @@ func WriteText(w io.Writer, reports []Report) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// textGrowthPoints is how many points of the grammar-size series the text
+// report shows; --json has them all.
+const textGrowthPoints = 12
+
+// thin picks at most n points spread evenly over ps, keeping the last.
+func thin(ps []Point, n int) []Point {
+	if len(ps) <= n {
+		return ps
+	}
+	out := make([]Point, 0, n)
+	for i := 1; i <= n; i++ {
+		out = append(out, ps[i*len(ps)/n-1])
+	}
+	return out
 }
