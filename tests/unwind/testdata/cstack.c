@@ -423,7 +423,8 @@ int main(int argc, char **argv) {
     pthread_t th[4];
     capture_tag = "threads";
     for (long i = 0; i < 4; i++) pthread_create(&th[i], NULL, thread_main, (void *)i);
-    while (ticks < 3000) pause();
+    /* Until 3,000 samples have landed in any thread, or 30 s at most. */
+    for (int ms = 0; ticks < 3000 && ms < 30000; ms++) usleep(1000);
     atomic_store(&threads_stop, 1);
     for (int i = 0; i < 4; i++) pthread_join(th[i], NULL);
     timer_delete(timer);
