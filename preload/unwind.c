@@ -956,8 +956,9 @@ struct walk {
   uintptr_t kbias;
 };
 
-/* step_general applies the rules that are not K_FAST with no saved-slot
- * subtleties. Returns 0 to stop. */
+/* step_general applies any rule with every check: registers other than
+ * rsp as CFA base, signal frames, and saved slots that lie below sp (an
+ * exact frame interrupted in its epilogue). Returns 0 to stop. */
 static int step_general(struct walk *w, rule_t rule) {
   unsigned kind = R_KIND(rule);
   uintptr_t sp = w->sp, top = w->top, cfa;
