@@ -55,3 +55,32 @@ func TestOps(t *testing.T) {
 		}
 	}
 }
+
+func TestIsCollective(t *testing.T) {
+	// The collective MPI calls are the ones every rank makes together:
+	// the _all/_ordered data calls and the file-wide operations; the
+	// independent calls, completions and non-MPI calls are not.
+	cases := map[string]bool{
+		"MPI_File_write_at_all":      true,
+		"MPI_File_read_all_begin":    true,
+		"MPI_File_write_ordered_end": true,
+		"MPI_File_iwrite_all":        true,
+		"MPI_File_open":              true,
+		"MPI_File_set_view":          true,
+		"MPI_File_seek_shared":       true,
+		"MPI_Finalize":               true,
+		"MPI_File_write_at":          false,
+		"MPI_File_write_shared":      false,
+		"MPI_File_seek":              false,
+		"MPI_File_delete":            false,
+		"MPI_Waitall":                false,
+		"MPI_Testall":                false,
+		"write_all":                  false,
+		"pwrite":                     false,
+	}
+	for op, want := range cases {
+		if got := IsCollective(op); got != want {
+			t.Errorf("IsCollective(%q) = %v, want %v", op, got, want)
+		}
+	}
+}

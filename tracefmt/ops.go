@@ -44,3 +44,20 @@ func IsWrite(op string) bool {
 	}
 	return strings.HasPrefix(op, "MPI_File_write") || strings.HasPrefix(op, "MPI_File_iwrite")
 }
+
+// IsCollective reports whether op is an MPI call that every process of
+// the communicator makes together: the _all, _ordered and split-collective
+// data calls, and opening, closing, sizing, syncing, views and the shared
+// file pointer's seek, plus MPI_Init, MPI_Init_thread and MPI_Finalize.
+func IsCollective(op string) bool {
+	if !strings.HasPrefix(op, "MPI_") {
+		return false
+	}
+	switch op {
+	case "MPI_File_open", "MPI_File_close", "MPI_File_set_size", "MPI_File_preallocate",
+		"MPI_File_set_view", "MPI_File_sync", "MPI_File_seek_shared",
+		"MPI_Init", "MPI_Init_thread", "MPI_Finalize":
+		return true
+	}
+	return strings.Contains(op, "_all") || strings.Contains(op, "_ordered")
+}

@@ -439,6 +439,7 @@ type eventFields struct {
 	hasR, hasB, hasI    bool
 	f, c, i, e          int64
 	x, s, r, b, t, d, a int64
+	q, p                int64
 	badField            string
 	badErr              error
 }
@@ -619,6 +620,7 @@ func (r *Reader) event(ef *eventFields) (*Event, error) {
 	e.Layer = LayerOf(e.Op)
 	data := IsData(e.Op)
 	e.Size, e.Aux = ef.s, ef.a
+	e.Seq, e.Parent = ef.q, ef.p
 	e.Ret = expectedRet(data, e.Size)
 	if ef.hasR {
 		e.Ret = ef.r
@@ -764,7 +766,7 @@ func scanLine(b []byte, ef *eventFields) (kind string, complex bool, err error) 
 
 func isEventIntKey(key []byte) bool {
 	switch string(key) {
-	case "f", "c", "i", "s", "r", "b", "e", "a", "x", "nx", "t", "d":
+	case "f", "c", "i", "s", "r", "b", "e", "a", "x", "nx", "t", "d", "q", "p":
 		return true
 	}
 	return false
@@ -788,6 +790,10 @@ func (ef *eventFields) setInt(key []byte, v int64) {
 		ef.e = v
 	case "a":
 		ef.a = v
+	case "q":
+		ef.q = v
+	case "p":
+		ef.p = v
 	case "x":
 		ef.x, ef.hasX = v, true
 	case "nx":
@@ -928,5 +934,17 @@ func (e *Event) AppendJSON(b []byte) []byte {
 	b = strconv.AppendInt(b, int64(e.Errno), 10)
 	b = append(b, `,"aux":`...)
 	b = strconv.AppendInt(b, e.Aux, 10)
+	if e.Seq != 0 {
+		b = append(b, `,"seq":`...)
+		b = strconv.AppendInt(b, e.Seq, 10)
+	}
+	if e.Parent != 0 {
+		b = append(b, `,"parent":`...)
+		b = strconv.AppendInt(b, e.Parent, 10)
+	}
+	if layer == LayerMPIIO {
+		b = append(b, `,"collective":`...)
+		b = strconv.AppendBool(b, IsCollective(e.Op))
+	}
 	return append(b, '}')
 }

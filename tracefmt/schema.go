@@ -102,6 +102,14 @@ type Event struct {
 	// Aux carries a second operand: the other fd's file for dup and
 	// copy_file_range, the flags of open, the whence of lseek.
 	Aux int64
+	// Seq numbers the process's MPI-IO events (1, 2, ...) so that other
+	// events can refer to them; 0 for events nobody refers to.
+	Seq int64
+	// Parent is the Seq of the MPI-IO call this event happened inside
+	// (the pwrite that ROMIO issues for an MPI_File_write_all), or, for the
+	// completion of a nonblocking request (MPI_Wait, MPI_Test, ...), the Seq
+	// of the call that started it; 0 when none.
+	Parent int64
 }
 
 // Proc is a process event: fork (Child set), exec (Path set), or exit.

@@ -190,6 +190,12 @@ func TestRoundTrip(t *testing.T) {
 			record{event: &Event{Op: "MPI_File_write_at", FileID: 2, Offset: 0, Size: 8, Ret: 0, Bytes: 8, StartNs: 19, EndNs: 20}},
 			record{event: &Event{Op: "weird \"op\"\t", Offset: NoOffset, StartNs: 21, EndNs: 22}},
 			record{footer: &Footer{Reason: "exit"}})},
+		{"MPI-IO sequence numbers and parents", WriterOptions{}, with(
+			record{event: &Event{Op: "MPI_File_iwrite_at", FileID: 2, Offset: 64, Size: 8, Bytes: 0, StartNs: 1, EndNs: 2, Seq: 1}},
+			record{event: &Event{Op: "pwrite", FileID: 2, Offset: 64, Size: 8, Ret: 8, Bytes: 8, StartNs: 3, EndNs: 4, Parent: 2}},
+			record{event: &Event{Op: "MPI_Wait", FileID: 2, Offset: 64, Size: 8, Bytes: 8, StartNs: 3, EndNs: 5, Seq: 2, Parent: 1}},
+			record{event: &Event{Op: "MPI_File_write_all", FileID: 2, Offset: 72, Size: 8, Bytes: 8, StartNs: 6, EndNs: 7, Seq: math.MaxInt64, Parent: math.MinInt64}},
+			record{footer: &Footer{Reason: "exit"}})},
 		{"huge values", WriterOptions{}, with(record{event: huge}, record{event: &Event{Op: "read", FileID: 70000, Offset: math.MinInt64, StartNs: math.MinInt64}}, record{footer: &Footer{Reason: "exit"}})},
 		{"many files interleaved", WriterOptions{FrameBytes: 700}, func() []record {
 			recs := append([]record{}, ctxs[:2]...)

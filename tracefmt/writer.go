@@ -289,6 +289,14 @@ func (w *Writer) Event(e *Event) error {
 		b = append(b, `,"a":`...)
 		b = strconv.AppendInt(b, e.Aux, 10)
 	}
+	if e.Seq != 0 {
+		b = append(b, `,"q":`...)
+		b = strconv.AppendInt(b, e.Seq, 10)
+	}
+	if e.Parent != 0 {
+		b = append(b, `,"p":`...)
+		b = strconv.AppendInt(b, e.Parent, 10)
+	}
 	if e.Offset == NoOffset {
 		if data {
 			b = append(b, `,"nx":1`...)
