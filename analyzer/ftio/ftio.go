@@ -1,0 +1,493 @@
+// Package ftio finds the period of an application's I/O the way FTIO does
+// (Tarraf et al., "FTIO: Detecting I/O periodicity using frequency
+// techniques"): the requests become a bandwidth signal, sampled at a fixed
+// rate; the discrete Fourier transform of the samples gives a spectrum
+// whose outlying bins (by z-score) are the candidate frequencies; one
+// candidate is a confident period, two a moderately confident one, none or
+// more than two mean the I/O is not periodic.
+//
+// Besides FTIO's own figures (confidence, rpde, spectral flatness,
+// correlation with the dominant cosine) the package computes the paper's
+// section 3.3 characterisation (R_IO, B_IO, sigma_vol, sigma_time, volume
+// per period, periodicity score) and offers an online evaluator that
+// narrows its window once a period has been found three times (section
+// 3.4).
+package ftio
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/cmplx"
+	"sort"
+
+	"gonum.org/v1/gonum/dsp/fourier"
+)
+
+// DefaultFs is FTIO's default sampling frequency in hertz.
+const DefaultFs = 10
+
+// DefaultTol is FTIO's default tolerance: a candidate's z-score must exceed
+// this fraction of the largest z-score.
+const DefaultTol = 0.8
+
+// DefaultMaxSamples bounds the sample buffer (8 bytes each) when the
+// sampling frequency is chosen automatically.
+const DefaultMaxSamples = 1 << 24
+
+// Options tune the analysis. The zero value means FTIO's defaults.
+type Options struct {
+	// Fs is the sampling frequency in hertz; 0 means DefaultFs and a
+	// negative value chooses it from the trace: 2 / (smallest positive gap
+	// between event times), lowered so that at most MaxSamples samples
+	// result.
+	Fs float64
+	// Tol is the fraction of the largest z-score a candidate's must exceed;
+	// 0 means DefaultTol.
+	Tol float64
+	// Amplitude uses |X_k| instead of the power |X_k|^2/N for the spectrum.
+	Amplitude bool
+	// MaxSamples bounds the number of samples; 0 means DefaultMaxSamples.
+	// A trace that would need more at the requested Fs is an error.
+	MaxSamples int
+}
+
+func (o Options) withDefaults() Options {
+	if o.Fs == 0 {
+		o.Fs = DefaultFs
+	}
+	if o.Tol == 0 {
+		o.Tol = DefaultTol
+	}
+	if o.MaxSamples <= 0 {
+		o.MaxSamples = DefaultMaxSamples
+	}
+	return o
+}
+
+// Candidate is a frequency bin that stands out of the spectrum.
+type Candidate struct {
+	FreqHz     float64 `json:"freq_hz"`
+	PeriodS    float64 `json:"period_s"`
+	Confidence float64 `json:"confidence"`
+	Z          float64 `json:"z"`
+	Bin        int     `json:"bin"`
+	Amplitude  float64 `json:"amplitude"` // normalised spectrum value p_k
+}
+
+// Result is the outcome of one analysis. FreqHz and PeriodS are nil when
+// no period was found.
+type Result struct {
+	FreqHz     *float64    `json:"freq_hz"`
+	PeriodS    *float64    `json:"period_s"`
+	Confidence float64     `json:"confidence"`
+	Verdict    string      `json:"verdict"` // "high", "moderate" or "not periodic"
+	NSamples   int         `json:"n_samples"`
+	TStart     float64     `json:"t_start"`
+	TEnd       float64     `json:"t_end"`
+	Fs         float64     `json:"fs"`
+	Candidates []Candidate `json:"candidates"`
+	// Outliers counts the bins with z > 3 (harmonics excluded).
+	Outliers int `json:"outliers"`
+	// Threshold is the z-score a bin had to exceed to be a candidate:
+	// max(3, tol * max z).
+	Threshold float64 `json:"z_threshold"`
+	Metrics
+	// Signal, Spectrum, Z: kept for plots, not printed.
+	Signal   []float64 `json:"-"`
+	Spectrum []float64 `json:"-"` // p_k for k = 1..N/2 at index k-1
+	Z        []float64 `json:"-"`
+	Phase    float64   `json:"-"` // phase of the dominant bin, referred to t = 0
+}
+
+// Metrics are the periodicity figures beside the candidates.
+type Metrics struct {
+	RPDE              float64   `json:"rpde"`
+	SpectralFlatness  float64   `json:"spectral_flatness"`
+	Correlation       *float64  `json:"correlation"`        // of the signal with the dominant cosine
+	PeriodCorrelation []float64 `json:"period_correlation"` // the same per whole period window
+	RIO               *float64  `json:"r_io"`               // share of time units with substantial I/O
+	BIO               *float64  `json:"b_io"`               // bytes/s of substantial I/O
+	SigmaVol          *float64  `json:"sigma_vol"`
+	SigmaTime         *float64  `json:"sigma_time"`
+	VolumePerPeriod   *float64  `json:"volume_per_period"` // bytes
+	PeriodicityScore  *float64  `json:"periodicity_score"`
+}
+
+// Request is one I/O request: bandwidth in bytes per second held over
+// [Start, End) in seconds.
+type Request struct {
+	Start, End, Bandwidth float64
+}
+
+// Source streams requests to fn in any order. Analyze calls it twice (one
+// pass finds the time span, the second fills the samples), so a Source must
+// be able to replay; nothing is held between calls.
+type Source func(fn func(Request) error) error
+
+// Slice is a Source over requests in memory.
+func Slice(reqs []Request) Source {
+	return func(fn func(Request) error) error {
+		for _, r := range reqs {
+			if err := fn(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// ErrNoRequests is returned when the source holds no request.
+var ErrNoRequests = errors.New("ftio: no I/O requests in the selected mode")
+
+// Analyze samples the bandwidth signal of src and finds its period.
+func Analyze(src Source, opt Options) (Result, error) {
+	opt = opt.withDefaults()
+	t0, t1 := math.Inf(1), math.Inf(-1)
+	var times []float64 // only for the automatic sampling frequency
+	count := 0
+	err := src(func(r Request) error {
+		count++
+		t0 = math.Min(t0, r.Start)
+		t1 = math.Max(t1, r.End)
+		if opt.Fs < 0 && len(times) < 2*opt.MaxSamples {
+			times = append(times, r.Start, r.End)
+		}
+		return nil
+	})
+	if err != nil {
+		return Result{}, err
+	}
+	if count == 0 {
+		return Result{}, ErrNoRequests
+	}
+	fs := opt.Fs
+	if fs < 0 {
+		fs = autoFs(times, t1-t0, opt.MaxSamples)
+	}
+	n := int(math.Floor((t1 - t0) * fs))
+	if n > opt.MaxSamples {
+		return Result{}, fmt.Errorf("ftio: %d samples at %g Hz over %g s exceed the bound of %d; lower --fs", n, fs, t1-t0, opt.MaxSamples)
+	}
+	if n < 4 {
+		return Result{}, fmt.Errorf("ftio: the trace spans %g s, only %d samples at %g Hz; raise --fs", t1-t0, n, fs)
+	}
+	x, err := sample(src, t0, fs, n)
+	if err != nil {
+		return Result{}, err
+	}
+	res := analyzeSamples(x, t0, fs, opt)
+	res.TEnd = t1
+	return res, nil
+}
+
+// autoFs returns 2 / (smallest positive gap between event times), lowered
+// to keep the samples within maxSamples.
+func autoFs(times []float64, span float64, maxSamples int) float64 {
+	sort.Float64s(times)
+	gap := math.Inf(1)
+	for i := 1; i < len(times); i++ {
+		if d := times[i] - times[i-1]; d > 0 && d < gap {
+			gap = d
+		}
+	}
+	fs := DefaultFs * 1.0
+	if !math.IsInf(gap, 1) {
+		fs = 2 / gap
+	}
+	if span > 0 && fs*span > float64(maxSamples) {
+		fs = float64(maxSamples) / span
+	}
+	return fs
+}
+
+// sample evaluates the bandwidth signal at t0 + i/fs for i < n (zero-order
+// hold): a request covers the samples whose instant lies in [start, end).
+// The requests are added to a difference array and summed once, so their
+// order does not matter and memory is that of the samples.
+func sample(src Source, t0, fs float64, n int) ([]float64, error) {
+	diff := make([]float64, n+1)
+	err := src(func(r Request) error {
+		lo := firstSampleAtOrAfter(r.Start, t0, fs, n)
+		hi := firstSampleAtOrAfter(r.End, t0, fs, n)
+		if lo < hi {
+			diff[lo] += r.Bandwidth
+			diff[hi] -= r.Bandwidth
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	x := diff[:n]
+	var acc float64
+	for i := range x {
+		acc += diff[i]
+		x[i] = acc
+	}
+	return x, nil
+}
+
+// firstSampleAtOrAfter returns the smallest i with t0 + i/fs >= t, clamped
+// to [0, n]. The sample instants are computed the same way as when they
+// are compared, so that a request starting exactly on a sample covers it.
+func firstSampleAtOrAfter(t, t0, fs float64, n int) int {
+	i := int(math.Ceil((t - t0) * fs))
+	if i < 0 {
+		return 0
+	}
+	for i > 0 && t0+float64(i-1)/fs >= t {
+		i--
+	}
+	for i < n && t0+float64(i)/fs < t {
+		i++
+	}
+	if i > n {
+		return n
+	}
+	return i
+}
+
+// analyzeSamples runs the spectral part on samples taken at fs from t0.
+func analyzeSamples(x []float64, t0, fs float64, opt Options) Result {
+	n := len(x)
+	res := Result{NSamples: n, TStart: t0, TEnd: t0 + float64(n)/fs, Fs: fs, Signal: x, Verdict: "not periodic"}
+	coef := fourier.NewFFT(n).Coefficients(nil, x)
+	half := n / 2
+	v := make([]float64, half)
+	var sum float64
+	for k := 1; k <= half; k++ {
+		a := cmplx.Abs(coef[k])
+		if opt.Amplitude {
+			v[k-1] = 2 * a
+		} else {
+			v[k-1] = 2 * a * a / float64(n)
+		}
+		sum += v[k-1]
+	}
+	p := v
+	if sum > 0 {
+		for i := range p {
+			p[i] /= sum
+		}
+	}
+	res.Spectrum = p
+	res.RPDE, res.SpectralFlatness = rpde(p), flatness(p)
+
+	mean, std := meanStd(p)
+	z := make([]float64, half)
+	maxZ := 0.0
+	for i := range p {
+		if std > 0 {
+			z[i] = math.Abs(p[i]-mean) / std
+		}
+		maxZ = math.Max(maxZ, z[i])
+	}
+	res.Z = z
+	res.Threshold = math.Max(3, opt.Tol*maxZ)
+
+	// Walk the bins upward. A tol-candidate whose index is a multiple of an
+	// already kept candidate's is a harmonic: it is dropped and left out of
+	// both sums. Outliers below tol stay in the second sum whatever their
+	// index, as in FTIO (this is what reproduces its confidences).
+	var kept []int
+	var sumTol, sumOut float64
+	isHarmonic := func(k int) bool {
+		for _, c := range kept {
+			if k%c == 0 {
+				return true
+			}
+		}
+		return false
+	}
+	for i := range z {
+		k := i + 1
+		if z[i] <= 3 {
+			continue
+		}
+		if z[i]/maxZ > opt.Tol {
+			if isHarmonic(k) {
+				continue
+			}
+			kept = append(kept, k)
+			sumTol += z[i]
+		}
+		sumOut += z[i]
+		res.Outliers++
+	}
+	for _, k := range kept {
+		f := float64(k) * fs / float64(n)
+		res.Candidates = append(res.Candidates, Candidate{
+			FreqHz: f, PeriodS: 1 / f, Z: z[k-1], Bin: k, Amplitude: p[k-1],
+			Confidence: 0.5*z[k-1]/sumTol + 0.5*z[k-1]/sumOut,
+		})
+	}
+	var dom *Candidate
+	switch len(res.Candidates) {
+	case 1:
+		dom, res.Verdict = &res.Candidates[0], "high"
+	case 2:
+		dom, res.Verdict = &res.Candidates[0], "moderate"
+		if res.Candidates[1].Amplitude > dom.Amplitude {
+			dom = &res.Candidates[1]
+		}
+	}
+	if dom == nil {
+		return res
+	}
+	f, period := dom.FreqHz, dom.PeriodS
+	res.FreqHz, res.PeriodS, res.Confidence = &f, &period, dom.Confidence
+	// Refer the phase to t = 0 rather than to the first sample.
+	res.Phase = cmplx.Phase(coef[dom.Bin] * cmplx.Exp(complex(0, -2*math.Pi*f*t0)))
+	cosineMetrics(&res, x, t0, fs, f)
+	ioMetrics(&res, x, fs, f)
+	return res
+}
+
+func meanStd(p []float64) (float64, float64) {
+	if len(p) == 0 {
+		return 0, 0
+	}
+	var m float64
+	for _, v := range p {
+		m += v
+	}
+	m /= float64(len(p))
+	var s float64
+	for _, v := range p {
+		s += (v - m) * (v - m)
+	}
+	return m, math.Sqrt(s / float64(len(p)))
+}
+
+// rpde is 1 minus the spectral entropy of p normalised by its maximum,
+// log(len(p)): 1 for a single spectral line, 0 for white noise.
+func rpde(p []float64) float64 {
+	if len(p) < 2 {
+		return 0
+	}
+	var h float64
+	for _, v := range p {
+		if v > 0 {
+			h -= v * math.Log(v)
+		}
+	}
+	return 1 - h/math.Log(float64(len(p)))
+}
+
+// flatness is the geometric over the arithmetic mean of the spectrum: 1 for
+// white noise, near 0 for a line spectrum.
+func flatness(p []float64) float64 {
+	if len(p) == 0 {
+		return 0
+	}
+	var logSum, sum float64
+	for _, v := range p {
+		if v <= 0 {
+			return 0
+		}
+		logSum += math.Log(v)
+		sum += v
+	}
+	return math.Exp(logSum/float64(len(p))) / (sum / float64(len(p)))
+}
+
+// cosineMetrics correlates the signal with the dominant cosine, over the
+// whole signal and per whole period window.
+func cosineMetrics(res *Result, x []float64, t0, fs, f float64) {
+	c := make([]float64, len(x))
+	for i := range c {
+		c[i] = math.Cos(2*math.Pi*f*(t0+float64(i)/fs) + res.Phase)
+	}
+	if r, ok := pearson(x, c); ok {
+		res.Correlation = &r
+	}
+	per := fs / f
+	for w := 0; ; w++ {
+		lo, hi := int(math.Round(float64(w)*per)), int(math.Round(float64(w+1)*per))
+		if hi > len(x) || hi-lo < 2 {
+			break
+		}
+		r, _ := pearson(x[lo:hi], c[lo:hi])
+		res.PeriodCorrelation = append(res.PeriodCorrelation, r)
+	}
+}
+
+func pearson(a, b []float64) (float64, bool) {
+	ma, sa := meanStd(a)
+	mb, sb := meanStd(b)
+	if sa == 0 || sb == 0 {
+		return 0, false
+	}
+	var s float64
+	for i := range a {
+		s += (a[i] - ma) * (b[i] - mb)
+	}
+	return s / float64(len(a)) / (sa * sb), true
+}
+
+// ioMetrics computes the paper's section 3.3 characterisation with the
+// sample interval as the time unit. A time unit has substantial I/O when
+// its volume exceeds the trace's mean volume per unit. R_IO is the share of
+// such units, B_IO their mean bandwidth. The trace is cut into whole
+// periods; sigma_vol is the population standard deviation of each
+// period's volume divided by the largest one, sigma_time that of the share
+// of each period's units with substantial I/O. The volume per period is
+// B_IO * R_IO / f, and the periodicity score 1 - (sigma_vol + sigma_time) / 2.
+func ioMetrics(res *Result, x []float64, fs, f float64) {
+	var total float64
+	for _, v := range x {
+		total += v
+	}
+	threshold := total / float64(len(x))
+	var subst int
+	var substBW float64
+	for _, v := range x {
+		if v > threshold {
+			subst++
+			substBW += v
+		}
+	}
+	rio := float64(subst) / float64(len(x))
+	bio := 0.0
+	if subst > 0 {
+		bio = substBW / float64(subst)
+	}
+	vpp := bio * rio / f
+	res.RIO, res.BIO, res.VolumePerPeriod = &rio, &bio, &vpp
+
+	per := fs / f
+	var vols, shares []float64
+	for w := 0; ; w++ {
+		lo, hi := int(math.Round(float64(w)*per)), int(math.Round(float64(w+1)*per))
+		if hi > len(x) || hi <= lo {
+			break
+		}
+		var vol float64
+		var busy int
+		for _, v := range x[lo:hi] {
+			vol += v / fs
+			if v > threshold {
+				busy++
+			}
+		}
+		vols = append(vols, vol)
+		shares = append(shares, float64(busy)/float64(hi-lo))
+	}
+	if len(vols) == 0 {
+		return
+	}
+	maxVol := 0.0
+	for _, v := range vols {
+		maxVol = math.Max(maxVol, v)
+	}
+	if maxVol > 0 {
+		for i := range vols {
+			vols[i] /= maxVol
+		}
+	}
+	_, sv := meanStd(vols)
+	_, st := meanStd(shares)
+	score := 1 - (sv+st)/2
+	res.SigmaVol, res.SigmaTime, res.PeriodicityScore = &sv, &st, &score
+}

@@ -1,0 +1,166 @@
+package ftio
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"iopred/tracefmt"
+)
+
+// Mode selects which requests make the signal.
+type Mode string
+
+// The request selections.
+const (
+	ModeWrite Mode = "write"
+	ModeRead  Mode = "read"
+	ModeBoth  Mode = "both"
+)
+
+// ParseMode checks a --mode value.
+func ParseMode(s string) (Mode, error) {
+	switch Mode(s) {
+	case ModeWrite, ModeRead, ModeBoth:
+		return Mode(s), nil
+	}
+	return "", fmt.Errorf("unknown mode %q (want write, read or both)", s)
+}
+
+func (m Mode) wants(write bool) bool {
+	return m == ModeBoth || (m == ModeWrite) == write
+}
+
+// FTIOModes returns the FTIO modes a selection reads: the synchronous ones,
+// as FTIO does by default (TMIO's asynchronous modes describe the same
+// requests twice, as transferred and as required, so they are not added).
+func (m Mode) FTIOModes() []string {
+	switch m {
+	case ModeWrite:
+		return []string{"write_sync"}
+	case ModeRead:
+		return []string{"read_sync"}
+	}
+	return []string{"read_sync", "write_sync"}
+}
+
+// FileSource streams the requests of the given files: FTIO inputs (JSON,
+// JSON lines, MessagePack; told apart by content) and iopred traces
+// (directories expand to their traces). All files are merged into one
+// application signal; iopred traces are placed on a common clock through
+// their headers' monotonic anchors, and times are seconds since the
+// earliest anchor. ftioModes overrides the FTIO modes read (nil: the
+// mode's default).
+func FileSource(paths []string, mode Mode, ftioModes []string) (Source, error) {
+	files, err := tracefmt.Discover(paths...)
+	if err != nil {
+		return nil, err
+	}
+	if ftioModes == nil {
+		ftioModes = mode.FTIOModes()
+	}
+	want := map[string]bool{}
+	for _, m := range ftioModes {
+		want[m] = true
+	}
+	type input struct {
+		path string
+		ftio bool
+	}
+	var inputs []input
+	var base int64
+	haveBase := false
+	for _, p := range files {
+		format, err := tracefmt.IsFTIOFile(p)
+		if err != nil {
+			return nil, err
+		}
+		if format != "" {
+			inputs = append(inputs, input{p, true})
+			continue
+		}
+		r, err := tracefmt.Open(p)
+		if err != nil {
+			return nil, fmt.Errorf("%s: neither FTIO input nor an iopred trace: %w", p, err)
+		}
+		h := r.Header()
+		r.Close()
+		if !haveBase || h.StartMonoNs < base {
+			base, haveBase = h.StartMonoNs, true
+		}
+		inputs = append(inputs, input{p, false})
+	}
+	return func(fn func(Request) error) error {
+		for _, in := range inputs {
+			var err error
+			if in.ftio {
+				_, err = tracefmt.ReadFTIOFile(in.path, func(r tracefmt.FTIORequest) error {
+					if !want[r.Mode] {
+						return nil
+					}
+					return fn(Request{Start: r.Start, End: r.End, Bandwidth: r.Bandwidth})
+				})
+			} else {
+				err = iopredEvents(in.path, mode, base, fn)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}, nil
+}
+
+// iopredEvents streams the data requests of one iopred trace. A truncated
+// trace contributes the events before its damaged tail.
+func iopredEvents(path string, mode Mode, base int64, fn func(Request) error) error {
+	r, err := tracefmt.Open(path)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	anchor := r.Header().StartMonoNs - base
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			return nil
+		}
+		var trunc *tracefmt.TruncatedError
+		if errors.As(err, &trunc) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		e := rec.Event
+		if e == nil || e.Errno != 0 || !tracefmt.IsData(e.Op) {
+			continue
+		}
+		write := tracefmt.IsWrite(e.Op)
+		if !write && !tracefmt.IsRead(e.Op) || !mode.wants(write) {
+			continue
+		}
+		if err := fn(EventRequest(e, anchor)); err != nil {
+			return err
+		}
+	}
+}
+
+// EventRequest turns an iopred event into a request; anchorNs is added to
+// the event's times (the trace's clock anchor relative to the analysis
+// origin). The bytes moved are Bytes, or Ret when Bytes is unset.
+func EventRequest(e *tracefmt.Event, anchorNs int64) Request {
+	b := e.Bytes
+	if b == 0 && e.Ret > 0 {
+		b = e.Ret
+	}
+	return requestOf(e.StartNs+anchorNs, e.EndNs+anchorNs, b)
+}
+
+func requestOf(startNs, endNs, bytes int64) Request {
+	r := Request{Start: float64(startNs) / 1e9, End: float64(endNs) / 1e9}
+	if endNs > startNs {
+		r.Bandwidth = float64(bytes) / (r.End - r.Start)
+	}
+	return r
+}
