@@ -164,7 +164,11 @@ type Model struct {
 	events, ignored, data uint64
 	// Online accuracy of the first step of the latest Predict call.
 	pending      int
+	pendingGuess bool // the pending prediction is a guess (see guess)
 	scored, hits uint64
+	// Guesses made when the grammar had no prediction, and how many named
+	// the right context.
+	guesses, guessHits uint64
 }
 
 // New returns an empty model.
@@ -242,6 +246,12 @@ func (m *Model) Observe(e *tracefmt.Event) {
 		m.scored++
 		if m.pending == s {
 			m.hits++
+		}
+		if m.pendingGuess {
+			m.guesses++
+			if m.pending == s {
+				m.guessHits++
+			}
 		}
 		m.pending = -1
 	}
@@ -474,8 +484,10 @@ func (m *Model) walker(steps int) walker {
 }
 
 // Predict returns the next k operations, most likely path first: element i
-// is the operation expected i+1 calls from now. It returns fewer (or none)
-// when the grammar has no prediction that far.
+// is the operation expected i+1 calls from now. It returns fewer when the
+// grammar has no prediction that far; when it has none at all, a single
+// guess (see guess), and nothing before the first event of a model that
+// never saw one.
 func (m *Model) Predict(k int) []Prediction {
 	if k <= 0 {
 		return nil
@@ -490,8 +502,7 @@ func (m *Model) Predict(k int) []Prediction {
 	case k == 1:
 		c := m.main.Candidates()
 		if len(c) == 0 {
-			m.pending = -1
-			return nil
+			return m.guess()
 		}
 		var total float64
 		for _, x := range c {
@@ -506,6 +517,9 @@ func (m *Model) Predict(k int) []Prediction {
 		for _, st := range m.main.Lookahead(k) {
 			steps = append(steps, step{st.Symbol, st.Prob})
 		}
+		if len(steps) == 0 {
+			return m.guess()
+		}
 	}
 	w := m.walker(len(steps))
 	out := make([]Prediction, 0, len(steps))
@@ -516,19 +530,58 @@ func (m *Model) Predict(k int) []Prediction {
 		out = append(out, w.next(st.sym, st.prob))
 	}
 	if len(out) > 0 {
-		m.pending = steps[0].sym
+		m.pending, m.pendingGuess = steps[0].sym, false
 	}
 	return out
+}
+
+// guess is the prediction when the grammar has none (a context never seen
+// before, or one whose continuation is unknown): the previous call repeats,
+// on the same file, where the previous call on that file ended. Its
+// probability is the share of earlier guesses that named the right
+// context (with Laplace's rule, so the first guess has 1/2).
+func (m *Model) guess() []Prediction {
+	if m.prev < 0 {
+		return nil
+	}
+	sym := m.syms[m.prev]
+	p := Prediction{
+		Op:          sym.Op,
+		Ctx:         sym.Ctx,
+		Path:        m.prevPath,
+		Offset:      tracefmt.NoOffset,
+		Probability: float64(m.guessHits+1) / float64(m.guesses+2),
+	}
+	if fs := m.files[m.prevPath]; fs != nil && m.prevPath != "" {
+		p.FileID = fs.id
+		p.Offset = transform{}.apply(fs.end, fs.fresh)
+	}
+	if size, _, ok := sym.Sizes.next(0); ok {
+		if sym.Sizes.Over {
+			size = sym.overflowSize()
+		}
+		p.Size = size
+	}
+	if t := m.trans[transKey(m.prev, m.prev)]; t != nil {
+		p.Delay = time.Duration(t.Gap.Weighted)
+	}
+	m.pending, m.pendingGuess = m.prev, true
+	return []Prediction{p}
 }
 
 // Candidates returns every operation the grammar considers possible next,
 // most likely first, with Probability the candidate's share of the
 // grammar's weights (the paper gives each of k candidates 1/k instead).
+// When the grammar has no prediction it returns the guess Predict makes
+// then. Like Predict, it counts towards the accuracy in Summary.
 func (m *Model) Candidates() []Prediction {
 	if m.prev < 0 {
 		return m.Predict(1)
 	}
 	c := m.main.Candidates()
+	if len(c) == 0 {
+		return m.guess()
+	}
 	var total float64
 	for _, x := range c {
 		total += x.Weight
@@ -544,6 +597,9 @@ func (m *Model) Candidates() []Prediction {
 		}
 		w := m.walker(1)
 		out = append(out, w.next(x.Symbol, prob))
+	}
+	if len(out) > 0 {
+		m.pending, m.pendingGuess = c[0].Symbol, false
 	}
 	return out
 }
@@ -603,9 +659,41 @@ func (m *Model) Summary() map[string]any {
 		"grammar_size": m.GrammarSize(),
 		"memory_bytes": m.MemoryBytes(),
 		"scored":       m.scored,
+		"guesses":      m.guesses,
 	}
 	if m.scored > 0 {
 		s["accuracy"] = float64(m.hits) / float64(m.scored)
 	}
 	return s
+}
+
+// NextOffset predicts where the next data call on the file at path will
+// start, whichever call it is: the offset of the most likely candidate on
+// that file when the grammar has one, else the file's access pattern when
+// it is certain, else where the latest call on the file ended (0 for a file
+// not open). Prefetchers that know which file they serve want this even
+// when the next context is unknown.
+func (m *Model) NextOffset(path string) int64 {
+	best, found := 0.0, false
+	var off int64
+	if m.prev >= 0 {
+		for _, c := range m.Candidates() {
+			if c.Path == path && c.Offset != tracefmt.NoOffset && (!found || c.Probability > best) {
+				best, off, found = c.Probability, c.Offset, true
+			}
+		}
+	}
+	if found {
+		return off
+	}
+	fs := m.files[path]
+	if fs == nil {
+		return 0
+	}
+	if fs.stream != nil && fs.stream.Certain() {
+		if next := fs.stream.Predict(1); len(next) > 0 {
+			return next[0]
+		}
+	}
+	return transform{}.apply(fs.end, fs.fresh)
 }

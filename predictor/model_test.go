@@ -286,3 +286,23 @@ func TestPatternTakesOverUnsureOffsets(t *testing.T) {
 		t.Fatal("the transition's offset table did not pass its bound; the test does not exercise the hand-over")
 	}
 }
+
+// TestGuessAndNextOffset proves the behaviour where the grammar knows
+// nothing yet: the guess repeats the previous call sequentially on its
+// file with probability 1/2, and NextOffset answers per file (the end of
+// the latest call, or 0 for a file never seen).
+func TestGuessAndNextOffset(t *testing.T) {
+	m := New(Options{})
+	m.Observe(&tracefmt.Event{Op: "open", Ctx: 1, Path: "in", Offset: tracefmt.NoOffset})
+	m.Observe(&tracefmt.Event{Op: "read", Ctx: 2, Path: "in", Offset: 0, Size: 4096, Ret: 100, Bytes: 100})
+	p := m.Predict(1)
+	if len(p) != 1 || p[0].Op != "read" || p[0].Path != "in" || p[0].Offset != 100 || p[0].Size != 4096 || p[0].Probability != 0.5 {
+		t.Fatalf("guess %+v, want read of in at 100, size 4096, probability 0.5", p)
+	}
+	if off := m.NextOffset("in"); off != 100 {
+		t.Errorf("NextOffset(in) = %d, want 100", off)
+	}
+	if off := m.NextOffset("never"); off != 0 {
+		t.Errorf("NextOffset(never) = %d, want 0", off)
+	}
+}

@@ -47,6 +47,8 @@ type savedModel struct {
 	Data         uint64              `msgpack:"data"`
 	Scored       uint64              `msgpack:"scored"`
 	Hits         uint64              `msgpack:"hits"`
+	Guesses      uint64              `msgpack:"guesses"`
+	GuessHits    uint64              `msgpack:"guess_hits"`
 	Symbols      []*symbol           `msgpack:"symbols"`
 	Transitions  []savedTransition   `msgpack:"transitions"`
 	Main         *sequitur.Predictor `msgpack:"main"`
@@ -69,6 +71,8 @@ func (m *Model) Save(w io.Writer) error {
 		Data:         m.data,
 		Scored:       m.scored,
 		Hits:         m.hits,
+		Guesses:      m.guesses,
+		GuessHits:    m.guessHits,
 		Symbols:      m.syms,
 		Main:         m.main,
 	}
@@ -135,17 +139,19 @@ func Load(r io.Reader) (m *Model, err error) {
 		return nil, errors.New("predictor: load: field main: missing grammar")
 	}
 	m = &Model{
-		opt:      opt,
-		main:     s.Main,
-		dict:     make(map[symKey]int, len(s.Symbols)),
-		syms:     s.Symbols,
-		trans:    make(map[uint64]*transition, len(s.Transitions)),
-		startSym: s.StartSym,
-		events:   s.Events,
-		ignored:  s.Ignored,
-		data:     s.Data,
-		scored:   s.Scored,
-		hits:     s.Hits,
+		opt:       opt,
+		main:      s.Main,
+		dict:      make(map[symKey]int, len(s.Symbols)),
+		syms:      s.Symbols,
+		trans:     make(map[uint64]*transition, len(s.Transitions)),
+		startSym:  s.StartSym,
+		events:    s.Events,
+		ignored:   s.Ignored,
+		data:      s.Data,
+		scored:    s.Scored,
+		hits:      s.Hits,
+		guesses:   s.Guesses,
+		guessHits: s.GuessHits,
 	}
 	if s.StartSym < -1 || s.StartSym >= len(s.Symbols) {
 		return nil, fmt.Errorf("predictor: load: field start: symbol %d out of range", s.StartSym)

@@ -50,9 +50,13 @@ type SizeReport struct {
 
 // OffsetReport is the share of correctly predicted offsets (Table VI).
 type OffsetReport struct {
-	Scored     int     `json:"scored"` // data calls with an offset
-	Model      float64 `json:"model"`  // candidates weighted 1/k
-	Weighted   float64 `json:"model_weighted"`
+	Scored   int     `json:"scored"` // data calls with an offset
+	Model    float64 `json:"model"`  // candidates weighted 1/k
+	Weighted float64 `json:"model_weighted"`
+	// GivenFile scores predictor.Model.NextOffset: the model's offset for
+	// the file the call really touched, the same knowledge the contiguous
+	// baseline has.
+	GivenFile  float64 `json:"model_given_file"`
 	Contiguous float64 `json:"contiguous"` // next offset = end of the previous call on the file
 }
 
@@ -111,9 +115,9 @@ type Evaluator struct {
 	sizeScored, sizePredicted, sizeUnpredicted, sizeExact int
 	sizeErrSum                                            float64
 
-	offScored                            int
-	offModel, offWeighted, offContiguous float64
-	ends                                 map[string]int64 // contiguous baseline: where the latest call on each file ended
+	offScored                                      int
+	offModel, offWeighted, offGiven, offContiguous float64
+	ends                                           map[string]int64 // contiguous baseline: where the latest call on each file ended
 
 	hitScored          int
 	hitPaper, hitWeigh float64
@@ -221,6 +225,9 @@ func (ev *Evaluator) Event(e *tracefmt.Event) {
 		ev.offScored++
 		if ev.ends[path] == e.Offset {
 			ev.offContiguous++
+		}
+		if path != "" && ev.model.NextOffset(path) == e.Offset {
+			ev.offGiven++
 		}
 		ev.hitScored++
 		for i := range cands {
@@ -345,6 +352,7 @@ func (ev *Evaluator) Report() Report {
 			Scored:     ev.offScored,
 			Model:      ratio(ev.offModel, ev.offScored),
 			Weighted:   ratio(ev.offWeighted, ev.offScored),
+			GivenFile:  ratio(ev.offGiven, ev.offScored),
 			Contiguous: ratio(ev.offContiguous, ev.offScored),
 		},
 		HitRatio: HitReport{

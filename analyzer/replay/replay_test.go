@@ -119,7 +119,7 @@ func TestKnownAnswers(t *testing.T) {
 	want := Report{
 		Context:      Accuracy{Steps: 5 * n, Paper: 1, PaperLastHalf: 1, Weighted: 1, WeightedLastHalf: 1},
 		Size:         SizeReport{Scored: 3 * n, MeanError: 0, Exact: 1},
-		Offset:       OffsetReport{Scored: 3 * n, Model: 1, Weighted: 1, Contiguous: r.Offset.Contiguous},
+		Offset:       OffsetReport{Scored: 3 * n, Model: 1, Weighted: 1, GivenFile: 1, Contiguous: r.Offset.Contiguous},
 		HitRatio:     HitReport{Scored: 3 * n, Paper: 100, Weighted: 100},
 		InterArrival: TimeReport{Scored: 5*n - 1, MeanAbsErrorSec: 0, ImmediateReaccess: r.InterArrival.ImmediateReaccess},
 	}
@@ -140,8 +140,9 @@ func TestSequentialMatchesContiguous(t *testing.T) {
 	}
 	// A first run learns within a few calls.
 	r, _ = Events(sequentialProgram(200), Options{})
-	if r.Offset.Model < 0.97 || r.Offset.Contiguous != 1 {
-		t.Errorf("first run offsets: model %g, contiguous %g; want at least 0.97 and 1", r.Offset.Model, r.Offset.Contiguous)
+	if r.Offset.Model < 0.97 || r.Offset.Contiguous != 1 || r.Offset.GivenFile != 1 {
+		t.Errorf("first run offsets: model %g, given the file %g, contiguous %g; want at least 0.97, 1 and 1",
+			r.Offset.Model, r.Offset.GivenFile, r.Offset.Contiguous)
 	}
 }
 

@@ -36,8 +36,8 @@ func WriteText(w io.Writer, reports []Report) error {
 		fmt.Fprintf(&b, "  size              mean relative error %.4f, exact %s over %d data calls (%d unpredicted)\n",
 			s.MeanError, pct(s.Exact), s.Scored, s.Unpredicted)
 		o := r.Offset
-		fmt.Fprintf(&b, "  offset            model %s (weighted %s), contiguous baseline %s over %d data calls\n",
-			pct(o.Model), pct(o.Weighted), pct(o.Contiguous), o.Scored)
+		fmt.Fprintf(&b, "  offset            model %s (weighted %s; given the file %s), contiguous baseline %s over %d data calls\n",
+			pct(o.Model), pct(o.Weighted), pct(o.GivenFile), pct(o.Contiguous), o.Scored)
 		h := r.HitRatio
 		fmt.Fprintf(&b, "  hit ratio         %.1f%% (weighted %.1f%%) over %d data calls\n", h.Paper, h.Weighted, h.Scored)
 		t := r.InterArrival
