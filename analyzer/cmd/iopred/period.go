@@ -1,0 +1,122 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"iopred/analyzer/ftio"
+)
+
+func init() {
+	register(&command{
+		name:    "period",
+		usage:   "[--mode write|read|both] [--fs HZ] [--tol X] [--json] [--online] [--plot OUT.svg|.png|.html] TRACE|DIR...",
+		summary: "FTIO periodicity of the I/O (iopred traces or FTIO's JSON, JSON lines, MessagePack)",
+		run:     runPeriod,
+	})
+}
+
+func runPeriod(args []string, stdout, stderr io.Writer) error {
+	c := commands["period"]
+	fs := newFlagSet(c, stderr)
+	modeFlag := fs.String("mode", "write", "which requests make the signal: write, read or both")
+	hz := fs.Float64("fs", ftio.DefaultFs, "sampling frequency in `HZ`; 0 or negative: chosen from the trace")
+	tol := fs.Float64("tol", ftio.DefaultTol, "a candidate's z-score must exceed this fraction of the largest")
+	amp := fs.Bool("amplitude", false, "use the amplitude |X| instead of the power |X|^2/N")
+	ftioModes := fs.String("ftio-mode", "", "comma-separated FTIO modes to read (default: read_sync and/or write_sync)")
+	asJSON := fs.Bool("json", false, "print one JSON object (with --online: one per prediction)")
+	online := fs.Bool("online", false, "replay the trace as if it grew, predicting at the end of every I/O phase")
+	plot := fs.String("plot", "", "write the signal and the spectrum to `FILE` (.svg, .png or .html)")
+	paths, err := parseFlagsAnywhere(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(paths) == 0 {
+		return errUsage
+	}
+	mode, err := ftio.ParseMode(*modeFlag)
+	if err != nil {
+		return err
+	}
+	opt := ftio.Options{Fs: *hz, Tol: *tol, Amplitude: *amp}
+	if *hz <= 0 {
+		opt.Fs = -1
+	}
+	var modes []string
+	if *ftioModes != "" {
+		modes = strings.Split(*ftioModes, ",")
+	}
+	src, err := ftio.FileSource(paths, mode, modes)
+	if err != nil {
+		return err
+	}
+	if *online {
+		return runPeriodOnline(src, opt, *asJSON, stdout)
+	}
+	res, err := ftio.Analyze(src, opt)
+	if err != nil {
+		return err
+	}
+	if *plot != "" {
+		if err := ftio.Plot(*plot, res); err != nil {
+			return err
+		}
+	}
+	if *asJSON {
+		return json.NewEncoder(stdout).Encode(res)
+	}
+	return ftio.WriteText(stdout, res)
+}
+
+// runPeriodOnline replays the requests in order of their end and predicts
+// whenever an I/O phase ends, i.e. when the next request starts more than
+// one sample interval after everything so far has ended.
+func runPeriodOnline(src ftio.Source, opt ftio.Options, asJSON bool, stdout io.Writer) error {
+	var reqs []ftio.Request
+	if err := src(func(r ftio.Request) error { reqs = append(reqs, r); return nil }); err != nil {
+		return err
+	}
+	sort.Slice(reqs, func(i, j int) bool { return reqs[i].Start < reqs[j].Start })
+	gap := 1.0 / ftio.DefaultFs
+	if opt.Fs > 0 {
+		gap = 1 / opt.Fs
+	}
+	o := ftio.NewOnline(opt, 0)
+	enc := json.NewEncoder(stdout)
+	end := 0.0
+	for i, r := range reqs {
+		o.AddRequest(r)
+		if r.End > end {
+			end = r.End
+		}
+		if i+1 < len(reqs) && reqs[i+1].Start <= end+gap {
+			continue
+		}
+		res, err := o.Evaluate()
+		if err != nil {
+			continue // too short to sample yet
+		}
+		pred := struct {
+			At     float64 `json:"at_s"`
+			Window float64 `json:"window_s"`
+			ftio.Result
+		}{end, o.Window(), res}
+		if asJSON {
+			if err := enc.Encode(pred); err != nil {
+				return err
+			}
+			continue
+		}
+		p := "none"
+		if res.PeriodS != nil {
+			p = fmt.Sprintf("%.6g s (%.6g Hz) confidence %.4f", *res.PeriodS, *res.FreqHz, res.Confidence)
+		}
+		if _, err := fmt.Fprintf(stdout, "at %.4g s: period %s, window %.4g s, %d samples\n", end, p, o.Window(), res.NSamples); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,49 @@
+package ftio
+
+import (
+	"fmt"
+	"io"
+	"sort"
+)
+
+// WriteText prints a result for people.
+func WriteText(w io.Writer, res Result) error {
+	ew := &errWriter{w: w}
+	ew.printf("samples: %d at %g Hz over [%.6g s, %.6g s]\n", res.NSamples, res.Fs, res.TStart, res.TEnd)
+	if res.PeriodS == nil {
+		ew.printf("no period found (%s; %d candidates, %d outliers with z > 3)\n", res.Verdict, len(res.Candidates), res.Outliers)
+	} else {
+		ew.printf("period: %.6g s (%.6g Hz), confidence %.4f (%s)\n", *res.PeriodS, *res.FreqHz, res.Confidence, res.Verdict)
+	}
+	for _, c := range res.Candidates {
+		ew.printf("  candidate %.6g Hz  period %.6g s  z %.3f  confidence %.4f\n", c.FreqHz, c.PeriodS, c.Z, c.Confidence)
+	}
+	ew.printf("rpde %.4f  spectral flatness %.4g", res.RPDE, res.SpectralFlatness)
+	if res.Correlation != nil {
+		ew.printf("  correlation with the dominant cosine %.4f", *res.Correlation)
+	}
+	ew.printf("\n")
+	if len(res.PeriodCorrelation) > 0 {
+		s := append([]float64(nil), res.PeriodCorrelation...)
+		sort.Float64s(s)
+		ew.printf("per-period correlation: %d windows, min %.3f median %.3f max %.3f\n", len(s), s[0], s[len(s)/2], s[len(s)-1])
+	}
+	if res.RIO != nil {
+		ew.printf("R_IO %.4f  B_IO %.4g B/s  volume per period %.4g B\n", *res.RIO, *res.BIO, *res.VolumePerPeriod)
+	}
+	if res.SigmaVol != nil {
+		ew.printf("sigma_vol %.4f  sigma_time %.4f  periodicity score %.4f\n", *res.SigmaVol, *res.SigmaTime, *res.PeriodicityScore)
+	}
+	return ew.err
+}
+
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) printf(format string, args ...any) {
+	if e.err == nil {
+		_, e.err = fmt.Fprintf(e.w, format, args...)
+	}
+}
