@@ -553,3 +553,36 @@ func FuzzUnmarshal(f *testing.F) {
 		}
 	})
 }
+
+// Rows longer than the window: once two rows are seen, the stream folds
+// them into one pattern and predicts the jump to the next row.
+func TestStreamRows(t *testing.T) {
+	s := NewStream(8)
+	var q []int64
+	for i := int64(0); i < 5; i++ {
+		for j := int64(0); j < 100; j++ {
+			q = append(q, i*1<<20+j*512)
+		}
+	}
+	misses := 0
+	for i, o := range q {
+		if i > 0 {
+			if p := s.Predict(1); len(p) == 0 || p[0] != o {
+				misses++
+			}
+		}
+		s.Add(o, 512)
+	}
+	// The first row costs two accesses (no pattern yet), the first jump
+	// three (the jump, then two accesses until the stride repeats twice),
+	// the second jump one; then the rows fold into one pattern.
+	if misses > 6 {
+		t.Fatalf("%d mispredictions over %d accesses", misses, len(q))
+	}
+	if e := s.Patterns(); len(e) != 2 || e[0].Logical.Reps != 4 {
+		t.Fatalf("patterns %v, want one row pattern repeated 4 times and the tail", e)
+	}
+	if got := s.Predict(2); !slices.Equal(got, []int64{5 << 20, 5<<20 + 512}) {
+		t.Fatalf("next row predicted at %v", got)
+	}
+}

@@ -53,6 +53,7 @@ type Stream struct {
 	lastLen int64
 	phys    int64 // bytes before the last access
 	dropped int64 // accesses described by patterns dropped to bound memory
+	steps   int   // steps held by all patterns
 	matched bool  // the last access continued or completed the newest pattern
 }
 
@@ -122,25 +123,80 @@ func (s *Stream) push(st step, lag int) {
 		init, phys = s.units[n-1].end()
 	}
 	s.units = append(s.units, streamUnit{init: init, phys: phys, steps: []step{st}, reps: 1})
-	s.fold(s.recent[:len(s.recent)-lag])
-	if len(s.units) > MaxStreamUnits {
-		drop := len(s.units) - MaxStreamUnits/2
-		for i := range s.units[:drop] {
-			s.dropped += s.units[i].len()
+	s.steps++
+	if !s.fold(s.recent[:len(s.recent)-lag]) {
+		s.foldUnits()
+	}
+	drop := 0
+	for len(s.units)-drop > MaxStreamUnits || (s.steps > MaxStreamSteps && len(s.units)-drop > 1) {
+		s.dropped += s.units[drop].len()
+		s.steps -= len(s.units[drop].steps)
+		drop++
+	}
+	if drop > 0 {
+		if len(s.units)-drop > MaxStreamUnits/2 {
+			// Drop in batches, so that the copy is amortised.
+			for len(s.units)-drop > MaxStreamUnits/2 {
+				s.dropped += s.units[drop].len()
+				s.steps -= len(s.units[drop].steps)
+				drop++
+			}
 		}
 		s.units = append(s.units[:0], s.units[drop:]...)
 	}
 }
 
-func (s *Stream) fold(r []step) {
+// MaxStreamSteps bounds the steps the patterns of a Stream hold in all;
+// MaxGroupSteps those of one pattern folded from a group of patterns (a row
+// of a 2-D walk).
+const (
+	MaxStreamSteps = 2048
+	MaxGroupSteps  = 1024
+)
+
+// foldUnits folds the newest 2m patterns into one repeated twice when the
+// last m repeat the m before them (2 <= m <= 4): the rows of a 2-D walk,
+// each a run of strides and a jump, become one pattern however long the
+// row, so that the jump to the next row is predicted too.
+func (s *Stream) foldUnits() {
+	n := len(s.units)
+	for m := 2; m <= 4 && 2*m <= n; m++ {
+		same, total := true, 0
+		for i := 0; i < m && same; i++ {
+			a, b := &s.units[n-2*m+i], &s.units[n-m+i]
+			same = a.reps == b.reps && len(a.steps) == len(b.steps) && equalRun(a.steps, b.steps)
+			total += len(a.steps) * int(a.reps)
+		}
+		if !same || total > MaxGroupSteps {
+			continue
+		}
+		steps := make([]step, 0, total)
+		for i := n - m; i < n; i++ {
+			for r := int64(0); r < s.units[i].reps; r++ {
+				steps = append(steps, s.units[i].steps...)
+			}
+		}
+		for i := n - 2*m; i < n; i++ {
+			s.steps -= len(s.units[i].steps)
+		}
+		first := s.units[n-2*m]
+		s.units = append(s.units[:n-2*m], streamUnit{init: first.init, phys: first.phys, steps: steps, reps: 2})
+		s.steps += len(steps)
+		s.matched = true
+		return
+	}
+}
+
+func (s *Stream) fold(r []step) bool {
 	if n := len(s.units); n >= 2 {
 		// A single step repeating the pattern below it whole adds a repetition.
 		below, top := &s.units[n-2], &s.units[n-1]
 		if len(below.steps) == 1 && below.steps[0] == top.steps[0] {
 			below.reps++
 			s.units = s.units[:n-1]
+			s.steps--
 			s.matched = below.reps >= 2
-			return
+			return true
 		}
 	}
 	for k := 2; k <= s.window && 2*k <= len(r); k++ {
@@ -157,10 +213,15 @@ func (s *Stream) fold(r []step) {
 		}
 		u := streamUnit{init: s.units[i].init, phys: s.units[i].phys,
 			steps: append([]step(nil), r[len(r)-k:]...), reps: 2}
+		for _, old := range s.units[i:] {
+			s.steps -= len(old.steps)
+		}
 		s.units = append(s.units[:i], u)
+		s.steps += k
 		s.matched = true
-		return
+		return true
 	}
+	return false
 }
 
 // current returns the newest pattern if it repeated at least twice.

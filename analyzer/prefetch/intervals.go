@@ -1,0 +1,69 @@
+package prefetch
+
+import "sort"
+
+// span is the byte range [lo, hi).
+type span struct{ lo, hi int64 }
+
+// intervals is a set of bytes kept as sorted, disjoint, non-adjacent spans.
+type intervals struct{ s []span }
+
+// add inserts [lo, hi).
+func (v *intervals) add(lo, hi int64) {
+	if hi <= lo {
+		return
+	}
+	n := len(v.s)
+	if n == 0 || v.s[n-1].hi < lo {
+		v.s = append(v.s, span{lo, hi}) // the common case: beyond the end
+		return
+	}
+	// First span that ends at or after lo, and first that starts after hi.
+	i := sort.Search(n, func(k int) bool { return v.s[k].hi >= lo })
+	j := sort.Search(n, func(k int) bool { return v.s[k].lo > hi })
+	if i == j {
+		v.s = append(v.s, span{})
+		copy(v.s[i+1:], v.s[i:])
+		v.s[i] = span{lo, hi}
+		return
+	}
+	merged := span{min(lo, v.s[i].lo), max(hi, v.s[j-1].hi)}
+	v.s[i] = merged
+	v.s = append(v.s[:i+1], v.s[j:]...)
+}
+
+// covers reports whether every byte of [lo, hi) is in the set.
+func (v *intervals) covers(lo, hi int64) bool {
+	if hi <= lo {
+		return true
+	}
+	i := sort.Search(len(v.s), func(k int) bool { return v.s[k].hi > lo })
+	return i < len(v.s) && v.s[i].lo <= lo && v.s[i].hi >= hi
+}
+
+// size is the number of bytes in the set.
+func (v *intervals) size() int64 {
+	var n int64
+	for _, s := range v.s {
+		n += s.hi - s.lo
+	}
+	return n
+}
+
+// overlap is the number of bytes in both sets.
+func overlap(a, b *intervals) int64 {
+	var n int64
+	i, j := 0, 0
+	for i < len(a.s) && j < len(b.s) {
+		lo, hi := max(a.s[i].lo, b.s[j].lo), min(a.s[i].hi, b.s[j].hi)
+		if hi > lo {
+			n += hi - lo
+		}
+		if a.s[i].hi < b.s[j].hi {
+			i++
+		} else {
+			j++
+		}
+	}
+	return n
+}
