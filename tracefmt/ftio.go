@@ -173,7 +173,7 @@ type ftioMode struct {
 }
 
 func readFTIOJSON(r io.Reader, name string, fn func(FTIORequest) error) error {
-	lr := &lineCounter{r: r, line: 1}
+	lr := &lineCounter{r: r}
 	dec := json.NewDecoder(lr)
 	for {
 		var obj map[string]json.RawMessage
@@ -182,7 +182,15 @@ func readFTIOJSON(r io.Reader, name string, fn func(FTIORequest) error) error {
 			return nil
 		}
 		if err != nil {
-			return &FTIOError{File: name, Line: lr.lineAt(dec.InputOffset()), Err: err}
+			off := dec.InputOffset()
+			var syn *json.SyntaxError
+			if errors.As(err, &syn) {
+				off = syn.Offset - 1
+			}
+			if errors.Is(err, io.ErrUnexpectedEOF) {
+				off = lr.read
+			}
+			return &FTIOError{File: name, Line: lr.lineAt(off), Err: err}
 		}
 		// The decoder stops at the end of the value: for JSON lines that is
 		// the record's own line, for a JSON document its last line.
@@ -261,7 +269,6 @@ type lineCounter struct {
 	newlines []int64 // offsets of the newlines seen, bounded by pruning below
 	base     int     // newlines dropped from the front of newlines
 	read     int64
-	line     int
 }
 
 func (c *lineCounter) Read(p []byte) (int, error) {
