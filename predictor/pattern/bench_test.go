@@ -2,6 +2,7 @@ package pattern
 
 import (
 	"math/rand/v2"
+	"strconv"
 	"testing"
 )
 
@@ -15,12 +16,17 @@ func strided(n int) []int64 {
 
 // BenchmarkDetectFixedStride: detection time per entry on a fixed stride
 // (goal: at least 10 million entries per second, i.e. <= 100 ns/entry).
+// The sizes show whether the time per entry stays flat (linear detection).
 func BenchmarkDetectFixedStride(b *testing.B) {
-	q := strided(1 << 20)
-	for b.Loop() {
-		Detect(q, DefaultWindow)
+	for _, n := range []int{1 << 12, 1 << 16, 1 << 20} {
+		q := strided(n)
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			for b.Loop() {
+				Detect(q, DefaultWindow)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(q)), "ns/entry")
+		})
 	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(q)), "ns/entry")
 }
 
 // BenchmarkDetect2D: a 2-D walk of 1000 rows of 100 entries.
@@ -57,6 +63,21 @@ func BenchmarkStreamAdd(b *testing.B) {
 	for b.Loop() {
 		s.Add(off, 4096)
 		off += 8192
+	}
+}
+
+// BenchmarkStreamAddRandom: the live detector's worst case, no repetition.
+func BenchmarkStreamAddRandom(b *testing.B) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	offs := make([]int64, 1<<16)
+	for i := range offs {
+		offs[i] = rng.Int64N(1 << 40)
+	}
+	s := NewStream(DefaultWindow)
+	i := 0
+	for b.Loop() {
+		s.Add(offs[i&(1<<16-1)], 4096)
+		i++
 	}
 }
 

@@ -9,13 +9,15 @@ import (
 // same Length whose logical offsets advance by Stride and physical offsets by
 // PhysStride. It is the building block of global patterns.
 type Run struct {
-	ID         int64 `msgpack:"id" json:"id"`
-	Logical    int64 `msgpack:"l" json:"logical"`
-	Stride     int64 `msgpack:"s" json:"stride"`
-	Count      int64 `msgpack:"c" json:"count"`
-	Length     int64 `msgpack:"n" json:"length"`
-	Physical   int64 `msgpack:"p" json:"physical"`
-	PhysStride int64 `msgpack:"ps" json:"phys_stride"`
+	//lint:ignore U1000 tells msgpack to encode the fields by position, without keys
+	_msgpack   struct{} `msgpack:",as_array"`
+	ID         int64    `msgpack:"id" json:"id"`
+	Logical    int64    `msgpack:"l" json:"logical"`
+	Stride     int64    `msgpack:"s" json:"stride"`
+	Count      int64    `msgpack:"c" json:"count"`
+	Length     int64    `msgpack:"n" json:"length"`
+	Physical   int64    `msgpack:"p" json:"physical"`
+	PhysStride int64    `msgpack:"ps" json:"phys_stride"`
 }
 
 // Runs splits the raw entries of one id into maximal strided runs, greedily
@@ -50,10 +52,12 @@ func Runs(id int64, logical, length, physical []int64) []Run {
 // interleave their entries row by row; the next global stride repeats the
 // layout with the next ids (Figure 10).
 type Global struct {
-	IDs      []int64 `msgpack:"ids" json:"ids"`
-	Logical  Unit    `msgpack:"l" json:"logical"`  // [i,(stride)^rows]
-	Length   Unit    `msgpack:"n" json:"length"`   // [length,(0)^rows]
-	Physical Unit    `msgpack:"p" json:"physical"` // [p0,(physstride)^rows]
+	//lint:ignore U1000 tells msgpack to encode the fields by position, without keys
+	_msgpack struct{} `msgpack:",as_array"`
+	IDs      []int64  `msgpack:"ids" json:"ids"`
+	Logical  Unit     `msgpack:"l" json:"logical"`  // [i,(stride)^rows]
+	Length   Unit     `msgpack:"n" json:"length"`   // [length,(0)^rows]
+	Physical Unit     `msgpack:"p" json:"physical"` // [p0,(physstride)^rows]
 
 	ordinal []int64 // ordinal[p]: how many times IDs[p] occurs in IDs[:p]
 }

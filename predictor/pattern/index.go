@@ -6,10 +6,12 @@ import "fmt"
 // raw index entries as one pattern unit, and their lengths and physical
 // offsets as lists of units over the same positions.
 type Entry struct {
-	ID       int64  `msgpack:"id" json:"id"` // chunk, process or file id
-	Logical  Unit   `msgpack:"l" json:"logical"`
-	Length   []Unit `msgpack:"n" json:"length"`
-	Physical []Unit `msgpack:"p" json:"physical"`
+	//lint:ignore U1000 tells msgpack to encode the fields by position, without keys
+	_msgpack struct{} `msgpack:",as_array"`
+	ID       int64    `msgpack:"id" json:"id"` // chunk, process or file id
+	Logical  Unit     `msgpack:"l" json:"logical"`
+	Length   []Unit   `msgpack:"n" json:"length"`
+	Physical []Unit   `msgpack:"p" json:"physical"`
 }
 
 // Len is the number of raw index entries the entry stands for.

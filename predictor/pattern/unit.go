@@ -28,10 +28,12 @@ import (
 // fourteen offsets of Figure 8 without counting 42 twice, and how a 2-D
 // walk whose last row ends early is still one unit.
 type Unit struct {
-	Init   int64   `msgpack:"i" json:"init"`
-	Deltas []int64 `msgpack:"d" json:"deltas"`
-	Reps   int64   `msgpack:"r" json:"reps"`
-	Tail   int64   `msgpack:"t,omitempty" json:"tail,omitempty"`
+	//lint:ignore U1000 tells msgpack to encode the fields by position, without keys
+	_msgpack struct{} `msgpack:",as_array"`
+	Init     int64    `msgpack:"i" json:"init"`
+	Deltas   []int64  `msgpack:"d" json:"deltas"`
+	Reps     int64    `msgpack:"r" json:"reps"`
+	Tail     int64    `msgpack:"t,omitempty" json:"tail,omitempty"`
 }
 
 // Len is the number of values the unit stands for.
