@@ -52,6 +52,9 @@ type Options struct {
 	// PhaseHorizon is how many operations Phase looks ahead at most.
 	// Default 4096.
 	PhaseHorizon int
+	// MaxThreads bounds the threads that get their own grammar; later
+	// threads share the last one. Default 16.
+	MaxThreads int
 }
 
 func (o Options) withDefaults() Options {
@@ -72,6 +75,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.PhaseHorizon <= 0 {
 		o.PhaseHorizon = 4096
+	}
+	if o.MaxThreads <= 0 {
+		o.MaxThreads = 16
 	}
 	return o
 }
@@ -155,6 +161,13 @@ type Model struct {
 	// first operation of a run; -1 when none.
 	startSym int
 
+	// The grammar, startSym and the previous call above are those of the
+	// current lane (the thread of the latest event); lanes holds every
+	// thread's, and laneOf maps this run's thread ids to lanes.
+	lanes  []lane
+	cur    int
+	laneOf map[int32]int
+
 	// Run-time state, not saved: it describes the current run only.
 	prev      int // symbol of the latest event, -1 before the first
 	prevEndNs int64
@@ -180,7 +193,9 @@ func New(opt Options) *Model {
 		trans: map[uint64]*transition{},
 	}
 	m.startSym = -1
+	m.lanes = []lane{{}}
 	m.resetRun()
+	m.store(0)
 	return m
 }
 
@@ -191,6 +206,7 @@ func (m *Model) resetRun() {
 	m.prevPath = ""
 	m.files = map[string]*fileState{}
 	m.pending = -1
+	m.laneOf = map[int32]int{}
 }
 
 func transKey(from, to int) uint64 { return uint64(uint32(from))<<32 | uint64(uint32(to)) }
@@ -255,6 +271,7 @@ func (m *Model) Observe(e *tracefmt.Event) {
 		}
 		m.pending = -1
 	}
+	m.switchTo(e.Tid)
 	sym := m.syms[s]
 	path := fileKey(e)
 	isData := tracefmt.IsData(e.Op)
@@ -484,7 +501,9 @@ func (m *Model) walker(steps int) walker {
 }
 
 // Predict returns the next k operations, most likely path first: element i
-// is the operation expected i+1 calls from now. It returns fewer when the
+// is the operation expected i+1 calls from now. In a process with several
+// threads, Predict(1) is the most likely next call of any thread, and
+// longer predictions follow the thread of the latest event. It returns fewer when the
 // grammar has no prediction that far; when it has none at all, a single
 // guess (see guess), and nothing before the first event of a model that
 // never saw one.
@@ -492,6 +511,19 @@ func (m *Model) Predict(k int) []Prediction {
 	if k <= 0 {
 		return nil
 	}
+	if k == 1 && len(m.lanes) > 1 {
+		if c := m.laneCandidates(m.predictOne); len(c) > 0 {
+			return c[:1]
+		}
+		return nil
+	}
+	return m.predict(k)
+}
+
+func (m *Model) predictOne() []Prediction { return m.predict(1) }
+
+// predict is Predict within the current lane.
+func (m *Model) predict(k int) []Prediction {
 	var steps []step
 	switch {
 	case m.prev < 0:
@@ -575,8 +607,16 @@ func (m *Model) guess() []Prediction {
 // When the grammar has no prediction it returns the guess Predict makes
 // then. Like Predict, it counts towards the accuracy in Summary.
 func (m *Model) Candidates() []Prediction {
+	if len(m.lanes) > 1 {
+		return m.laneCandidates(m.candidates)
+	}
+	return m.candidates()
+}
+
+// candidates is Candidates within the current lane.
+func (m *Model) candidates() []Prediction {
 	if m.prev < 0 {
-		return m.Predict(1)
+		return m.predict(1)
 	}
 	c := m.main.Candidates()
 	if len(c) == 0 {
@@ -625,14 +665,25 @@ func (m *Model) Phase() (remaining int, ok bool) {
 
 // GrammarSize is the size of the main grammar: the summed length of its
 // rules, in symbols.
-func (m *Model) GrammarSize() int { return m.main.Grammar().Size() }
+func (m *Model) GrammarSize() int {
+	m.store(m.cur)
+	n := 0
+	for i := range m.lanes {
+		n += m.lanes[i].main.Grammar().Size()
+	}
+	return n
+}
 
 // Contexts is the number of distinct context symbols seen.
 func (m *Model) Contexts() int { return len(m.syms) }
 
 // MemoryBytes estimates the heap the model holds.
 func (m *Model) MemoryBytes() int {
-	n := 256 + m.main.MemoryBytes()
+	m.store(m.cur)
+	n := 256 + 48*len(m.laneOf)
+	for i := range m.lanes {
+		n += 96 + len(m.lanes[i].prevPath) + m.lanes[i].main.MemoryBytes()
+	}
 	for _, s := range m.syms {
 		n += 160 + len(s.Op) + len(s.LastPath) + s.Sizes.memoryBytes(8) + 48 // dictionary entry
 	}

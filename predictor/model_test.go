@@ -2,6 +2,7 @@ package predictor
 
 import (
 	"bytes"
+	"math/rand"
 	"testing"
 	"time"
 
@@ -305,4 +306,68 @@ func TestGuessAndNextOffset(t *testing.T) {
 	if off := m.NextOffset("never"); off != 0 {
 		t.Errorf("NextOffset(never) = %d, want 0", off)
 	}
+}
+
+// threadedRun interleaves, at random, a worker thread writing records
+// (contexts 1 and 2 alternating, sequentially in "data") with a main
+// thread polling a status file (context 3).
+func threadedRun(n int, seed int64) []*tracefmt.Event {
+	rng := rand.New(rand.NewSource(seed))
+	var events []*tracefmt.Event
+	now, off, k := int64(0), int64(0), 0
+	for i := 0; i < n; i++ {
+		now += 1000
+		if rng.Intn(3) == 0 {
+			events = append(events, &tracefmt.Event{Op: "lstat", Tid: 1, Ctx: 3, Path: "status",
+				Offset: tracefmt.NoOffset, StartNs: now, EndNs: now + 100})
+			continue
+		}
+		ctx, size := uint64(1+k%2), int64(64+k%2*4032)
+		events = append(events, &tracefmt.Event{Op: "pwrite", Tid: 2, Ctx: ctx, Path: "data", Offset: off,
+			Size: size, Ret: size, Bytes: size, StartNs: now, EndNs: now + 100})
+		off += size
+		k++
+	}
+	return events
+}
+
+// TestThreadsHaveTheirOwnGrammar proves that the random interleaving of
+// two threads does not disturb the prediction of either: after a warm-up,
+// the next call is always among the candidates, with its exact offset and
+// size, and a saved model keeps both threads' grammars.
+func TestThreadsHaveTheirOwnGrammar(t *testing.T) {
+	check := func(m *Model, events []*tracefmt.Event, warm int) {
+		t.Helper()
+		missed := 0
+		for i, e := range events {
+			cands := m.Candidates()
+			found := false
+			for _, c := range cands {
+				if c.Ctx == e.Ctx && c.Op == e.Op && c.Offset == e.Offset && c.Size == e.Size {
+					found = true
+				}
+			}
+			if i >= warm && !found {
+				missed++
+			}
+			m.Observe(e)
+		}
+		if missed > 0 {
+			t.Errorf("%d of %d calls not among the candidates", missed, len(events)-warm)
+		}
+	}
+	m := New(Options{})
+	check(m, threadedRun(3000, 1), 50)
+	if len(m.lanes) != 2 {
+		t.Fatalf("%d lanes, want 2", len(m.lanes))
+	}
+	var buf bytes.Buffer
+	if err := m.Save(&buf); err != nil {
+		t.Fatal(err)
+	}
+	m2, err := Load(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(m2, threadedRun(1000, 2), 2)
 }

@@ -29,29 +29,35 @@ type savedTransition struct {
 	T    transition `msgpack:"t"`
 }
 
+// savedLane is one thread's grammar, as saved.
+type savedLane struct {
+	Main  *sequitur.Predictor `msgpack:"main"`
+	Start int                 `msgpack:"start"`
+}
+
 // savedModel is the msgpack layout of a model. The run-time state (open
 // files, the previous event) is not saved: it belongs to the run that
 // wrote it.
 type savedModel struct {
-	Format       string              `msgpack:"format"`
-	Version      int                 `msgpack:"version"`
-	SizeBound    int                 `msgpack:"size_bound"`
-	OffsetBound  int                 `msgpack:"offset_bound"`
-	Window       int                 `msgpack:"pattern_window"`
-	MaxOpenFiles int                 `msgpack:"max_open_files"`
-	PhaseGapNs   int64               `msgpack:"phase_gap_ns"`
-	PhaseHorizon int                 `msgpack:"phase_horizon"`
-	StartSym     int                 `msgpack:"start"`
-	Events       uint64              `msgpack:"events"`
-	Ignored      uint64              `msgpack:"ignored"`
-	Data         uint64              `msgpack:"data"`
-	Scored       uint64              `msgpack:"scored"`
-	Hits         uint64              `msgpack:"hits"`
-	Guesses      uint64              `msgpack:"guesses"`
-	GuessHits    uint64              `msgpack:"guess_hits"`
-	Symbols      []*symbol           `msgpack:"symbols"`
-	Transitions  []savedTransition   `msgpack:"transitions"`
-	Main         *sequitur.Predictor `msgpack:"main"`
+	Format       string            `msgpack:"format"`
+	Version      int               `msgpack:"version"`
+	SizeBound    int               `msgpack:"size_bound"`
+	OffsetBound  int               `msgpack:"offset_bound"`
+	Window       int               `msgpack:"pattern_window"`
+	MaxOpenFiles int               `msgpack:"max_open_files"`
+	PhaseGapNs   int64             `msgpack:"phase_gap_ns"`
+	PhaseHorizon int               `msgpack:"phase_horizon"`
+	MaxThreads   int               `msgpack:"max_threads"`
+	Events       uint64            `msgpack:"events"`
+	Ignored      uint64            `msgpack:"ignored"`
+	Data         uint64            `msgpack:"data"`
+	Scored       uint64            `msgpack:"scored"`
+	Hits         uint64            `msgpack:"hits"`
+	Guesses      uint64            `msgpack:"guesses"`
+	GuessHits    uint64            `msgpack:"guess_hits"`
+	Symbols      []*symbol         `msgpack:"symbols"`
+	Transitions  []savedTransition `msgpack:"transitions"`
+	Lanes        []savedLane       `msgpack:"lanes"`
 }
 
 // Save writes the model in msgpack.
@@ -65,7 +71,7 @@ func (m *Model) Save(w io.Writer) error {
 		MaxOpenFiles: m.opt.MaxOpenFiles,
 		PhaseGapNs:   int64(m.opt.PhaseGap),
 		PhaseHorizon: m.opt.PhaseHorizon,
-		StartSym:     m.startSym,
+		MaxThreads:   m.opt.MaxThreads,
 		Events:       m.events,
 		Ignored:      m.ignored,
 		Data:         m.data,
@@ -74,7 +80,10 @@ func (m *Model) Save(w io.Writer) error {
 		Guesses:      m.guesses,
 		GuessHits:    m.guessHits,
 		Symbols:      m.syms,
-		Main:         m.main,
+	}
+	m.store(m.cur)
+	for _, l := range m.lanes {
+		s.Lanes = append(s.Lanes, savedLane{Main: l.main, Start: l.startSym})
 	}
 	s.Transitions = make([]savedTransition, 0, len(m.trans))
 	for k, t := range m.trans {
@@ -122,6 +131,7 @@ func Load(r io.Reader) (m *Model, err error) {
 		{"pattern_window", int64(s.Window), maxBound},
 		{"max_open_files", int64(s.MaxOpenFiles), 1 << 20},
 		{"phase_horizon", int64(s.PhaseHorizon), 1 << 20},
+		{"max_threads", int64(s.MaxThreads), 1 << 10},
 	} {
 		if b.value < 0 || b.value > b.limit {
 			return nil, fmt.Errorf("predictor: load: field %s: %d is outside 0..%d", b.name, b.value, b.limit)
@@ -134,17 +144,16 @@ func Load(r io.Reader) (m *Model, err error) {
 		MaxOpenFiles:  s.MaxOpenFiles,
 		PhaseGap:      time.Duration(s.PhaseGapNs),
 		PhaseHorizon:  s.PhaseHorizon,
+		MaxThreads:    s.MaxThreads,
 	}.withDefaults()
-	if s.Main == nil {
-		return nil, errors.New("predictor: load: field main: missing grammar")
+	if len(s.Lanes) == 0 || len(s.Lanes) > opt.MaxThreads {
+		return nil, fmt.Errorf("predictor: load: field lanes: %d grammars, want 1 to %d", len(s.Lanes), opt.MaxThreads)
 	}
 	m = &Model{
 		opt:       opt,
-		main:      s.Main,
 		dict:      make(map[symKey]int, len(s.Symbols)),
 		syms:      s.Symbols,
 		trans:     make(map[uint64]*transition, len(s.Transitions)),
-		startSym:  s.StartSym,
 		events:    s.Events,
 		ignored:   s.Ignored,
 		data:      s.Data,
@@ -153,8 +162,14 @@ func Load(r io.Reader) (m *Model, err error) {
 		guesses:   s.Guesses,
 		guessHits: s.GuessHits,
 	}
-	if s.StartSym < -1 || s.StartSym >= len(s.Symbols) {
-		return nil, fmt.Errorf("predictor: load: field start: symbol %d out of range", s.StartSym)
+	for i, l := range s.Lanes {
+		if l.Main == nil {
+			return nil, fmt.Errorf("predictor: load: lanes[%d]: missing grammar", i)
+		}
+		if l.Start < -1 || l.Start >= len(s.Symbols) {
+			return nil, fmt.Errorf("predictor: load: lanes[%d]: start symbol %d out of range", i, l.Start)
+		}
+		m.lanes = append(m.lanes, lane{main: l.Main, startSym: l.Start, prev: -1})
 	}
 	for i, sym := range s.Symbols {
 		if sym == nil {
@@ -181,5 +196,6 @@ func Load(r io.Reader) (m *Model, err error) {
 		m.trans[transKey(st.From, st.To)] = &t
 	}
 	m.resetRun()
+	m.load(0)
 	return m, nil
 }

@@ -1,0 +1,119 @@
+package predictor
+
+import (
+	"slices"
+	"time"
+
+	"iopred/predictor/sequitur"
+)
+
+// lane is the call sequence of one thread. Threads of a process interleave
+// their calls in an order that changes from run to run (an I/O thread next
+// to a polling main thread), which a single grammar would see as noise; so
+// each thread gets its own grammar and its own previous call, while the
+// context symbols and the size, offset, file and time tables are shared.
+// Threads map to lanes in the order they first call, which is stable
+// across runs for the usual main-thread-then-workers programs.
+type lane struct {
+	main      *sequitur.Predictor
+	startSym  int
+	prev      int
+	prevEndNs int64
+	prevPath  string
+	// weight is an exponential average of how often this lane made the
+	// latest call; it weighs the lanes' candidates.
+	weight float64
+}
+
+// laneDecay is how much of a lane's weight survives each call.
+const laneDecay = 0.9
+
+// store copies the model's current-lane fields into lane i.
+func (m *Model) store(i int) {
+	l := &m.lanes[i]
+	l.main, l.startSym, l.prev, l.prevEndNs, l.prevPath = m.main, m.startSym, m.prev, m.prevEndNs, m.prevPath
+}
+
+// load makes lane i the current lane.
+func (m *Model) load(i int) {
+	l := &m.lanes[i]
+	m.main, m.startSym, m.prev, m.prevEndNs, m.prevPath = l.main, l.startSym, l.prev, l.prevEndNs, l.prevPath
+	m.cur = i
+}
+
+// switchTo makes the lane of thread tid current, creating it if needed.
+func (m *Model) switchTo(tid int32) {
+	i, ok := m.laneOf[tid]
+	if !ok {
+		i = len(m.laneOf)
+		if i >= m.opt.MaxThreads {
+			i = m.opt.MaxThreads - 1
+		}
+		m.laneOf[tid] = i
+	}
+	for i >= len(m.lanes) {
+		m.lanes = append(m.lanes, lane{main: sequitur.NewPredictor(), startSym: -1, prev: -1})
+	}
+	if i != m.cur {
+		m.store(m.cur)
+		m.load(i)
+	}
+	if len(m.lanes) > 1 {
+		for j := range m.lanes {
+			m.lanes[j].weight *= laneDecay
+		}
+		m.lanes[i].weight += 1 - laneDecay
+	}
+}
+
+// laneCandidates merges the candidates of every active lane when the
+// process has several threads: each lane's candidates are scaled by the
+// lane's weight, and their delays are counted from the latest event of the
+// process rather than from the lane's own latest call.
+func (m *Model) laneCandidates(one func() []Prediction) []Prediction {
+	cur := m.cur
+	m.store(cur)
+	var lastEnd int64
+	for i := range m.lanes {
+		lastEnd = max(lastEnd, m.lanes[i].prevEndNs)
+	}
+	var out []Prediction
+	for i := range m.lanes {
+		l := &m.lanes[i]
+		if l.weight < 0.01 {
+			continue
+		}
+		m.load(i)
+		for _, p := range one() {
+			p.Probability *= l.weight
+			p.Delay = max(0, p.Delay+time.Duration(l.prevEndNs-lastEnd))
+			out = append(out, p)
+		}
+	}
+	m.load(cur)
+	var total float64
+	for _, p := range out {
+		total += p.Probability
+	}
+	if total > 0 {
+		for i := range out {
+			out[i].Probability /= total
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Prediction) int {
+		switch {
+		case a.Probability > b.Probability:
+			return -1
+		case a.Probability < b.Probability:
+			return 1
+		}
+		return 0
+	})
+	m.pending, m.pendingGuess = -1, false
+	if len(out) > 0 {
+		if s, ok := m.dict[symKey{out[0].Ctx, out[0].Op}]; ok {
+			m.pending = s
+		}
+	}
+	return out
+}
