@@ -50,20 +50,34 @@ func (v *intervals) size() int64 {
 	return n
 }
 
-// overlap is the number of bytes in both sets.
-func overlap(a, b *intervals) int64 {
+// overlapRange is the number of bytes of [lo, hi) in the set.
+func (v *intervals) overlapRange(lo, hi int64) int64 {
 	var n int64
-	i, j := 0, 0
-	for i < len(a.s) && j < len(b.s) {
-		lo, hi := max(a.s[i].lo, b.s[j].lo), min(a.s[i].hi, b.s[j].hi)
-		if hi > lo {
-			n += hi - lo
-		}
-		if a.s[i].hi < b.s[j].hi {
-			i++
-		} else {
-			j++
-		}
+	for i := sort.Search(len(v.s), func(k int) bool { return v.s[k].hi > lo }); i < len(v.s) && v.s[i].lo < hi; i++ {
+		n += min(hi, v.s[i].hi) - max(lo, v.s[i].lo)
 	}
 	return n
+}
+
+// remove takes [lo, hi) out of the set.
+func (v *intervals) remove(lo, hi int64) {
+	if hi <= lo {
+		return
+	}
+	i := sort.Search(len(v.s), func(k int) bool { return v.s[k].hi > lo })
+	j := i
+	var keep []span
+	for ; j < len(v.s) && v.s[j].lo < hi; j++ {
+		if v.s[j].lo < lo {
+			keep = append(keep, span{v.s[j].lo, lo})
+		}
+		if v.s[j].hi > hi {
+			keep = append(keep, span{hi, v.s[j].hi})
+		}
+	}
+	if i == j {
+		return
+	}
+	rest := append(keep, v.s[j:]...)
+	v.s = append(v.s[:i], rest...)
 }

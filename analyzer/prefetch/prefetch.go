@@ -47,8 +47,8 @@ type Result struct {
 	Predicted int64  `json:"predicted_reads"` // reads whose bytes were all prefetched before the read
 	// PredictedFraction is Predicted/Reads.
 	PredictedFraction float64 `json:"predicted_fraction"`
-	PrefetchedBytes   int64   `json:"prefetched_bytes"` // distinct bytes prefetched
-	UnusedBytes       int64   `json:"unused_bytes"`     // prefetched bytes no read of the evaluation touched
+	PrefetchedBytes   int64   `json:"prefetched_bytes"` // bytes put in the prefetch cache
+	UnusedBytes       int64   `json:"unused_bytes"`     // prefetched bytes no later read used
 	// UnusedFraction is UnusedBytes/PrefetchedBytes: the share of predicted
 	// bytes never read.
 	UnusedFraction float64 `json:"unused_fraction"`
@@ -243,24 +243,30 @@ func (m *markovModel) train(streams []stream) {
 }
 
 // score runs one predictor over reads: warm is history it sees unscored.
+// The prefetched bytes wait in a cache until a read uses them: a read is
+// predicted when the cache holds all its bytes; prefetched bytes count once
+// each time they enter the cache, and those still unused at the end (never
+// read after they were prefetched) are the unused bytes.
 func score(p predictor, warm, eval []read, res *Result) {
 	for _, r := range warm {
 		p.after(r)
 	}
-	var pref, done intervals
+	var cache intervals
+	var prefetched, used int64
 	for _, r := range eval {
 		res.Reads++
-		if pref.covers(r.off, r.off+r.n) {
+		if cache.covers(r.off, r.off+r.n) {
 			res.Predicted++
 		}
-		done.add(r.off, r.off+r.n)
+		used += cache.overlapRange(r.off, r.off+r.n)
+		cache.remove(r.off, r.off+r.n)
 		for _, s := range p.after(r) {
-			pref.add(s.lo, s.hi)
+			prefetched += s.hi - s.lo - cache.overlapRange(s.lo, s.hi)
+			cache.add(s.lo, s.hi)
 		}
 	}
-	size := pref.size()
-	res.PrefetchedBytes += size
-	res.UnusedBytes += size - overlap(&pref, &done)
+	res.PrefetchedBytes += prefetched
+	res.UnusedBytes += prefetched - used
 }
 
 // Predictor names, in report order.

@@ -172,11 +172,8 @@ func TestIntervals(t *testing.T) {
 	if !v.covers(12, 40) || v.covers(4, 11) || !v.covers(3, 3) || v.covers(39, 41) {
 		t.Fatal("covers")
 	}
-	var w intervals
-	w.add(3, 12)
-	w.add(38, 100)
-	if got := overlap(&v, &w); got != 2+2+2 {
-		t.Fatalf("overlap = %d, want 6", got)
+	if v.overlapRange(3, 12) != 4 || v.overlapRange(35, 60) != 5 || v.overlapRange(5, 10) != 0 {
+		t.Fatal("overlapRange")
 	}
 	// Against a byte map on random operations.
 	rng := rand.New(rand.NewPCG(3, 4))
@@ -185,9 +182,16 @@ func TestIntervals(t *testing.T) {
 	for i := 0; i < 500; i++ {
 		lo := rng.Int64N(1000)
 		hi := lo + rng.Int64N(30)
-		x.add(lo, hi)
-		for b := lo; b < hi; b++ {
-			bytesIn[b] = true
+		if rng.IntN(4) == 0 {
+			x.remove(lo, hi)
+			for b := lo; b < hi; b++ {
+				delete(bytesIn, b)
+			}
+		} else {
+			x.add(lo, hi)
+			for b := lo; b < hi; b++ {
+				bytesIn[b] = true
+			}
 		}
 		q := rng.Int64N(1000)
 		qh := q + rng.Int64N(10)
