@@ -255,15 +255,24 @@ func analyzeSamples(x []float64, t0, fs float64, opt Options) Result {
 	coef := fourier.NewFFT(n).Coefficients(nil, x)
 	half := n / 2
 	v := make([]float64, half)
-	var sum float64
+	var sum, power float64
 	for k := 1; k <= half; k++ {
 		a := cmplx.Abs(coef[k])
+		power += a * a
 		if opt.Amplitude {
 			v[k-1] = 2 * a
 		} else {
 			v[k-1] = 2 * a * a / float64(n)
 		}
 		sum += v[k-1]
+	}
+	// A signal without variation (constant, or empty) has only rounding
+	// noise outside the DC bin; its z-scores would be meaningless.
+	if dc := cmplx.Abs(coef[0]); power <= 1e-20*dc*dc {
+		for i := range v {
+			v[i] = 0
+		}
+		sum = 0
 	}
 	p := v
 	if sum > 0 {

@@ -8,7 +8,8 @@ const DefaultOnlineCapacity = 1 << 20
 // Online evaluates the period of a growing trace (FTIO's section 3.4).
 // Requests arrive through Add; Evaluate analyses the current window. Once
 // a dominant frequency has been found three times, the window shrinks to
-// three times the last period found, ending at the latest request; later
+// three times the last period found, ending at the latest request (requests
+// that started before it are dropped); later
 // evaluations keep narrowing it the same way. Memory is bounded: requests
 // that fell out of the window are dropped, and past Capacity the oldest
 // go first.
@@ -64,10 +65,7 @@ func (o *Online) Evaluate() (Result, error) {
 		from := o.latest - o.windowS
 		kept := o.reqs[:0]
 		for _, r := range o.reqs {
-			if r.End > from {
-				if r.Start < from {
-					r.Start = from
-				}
+			if r.Start >= from {
 				kept = append(kept, r)
 			}
 		}

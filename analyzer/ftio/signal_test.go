@@ -1,0 +1,159 @@
+package ftio
+
+import (
+	"errors"
+	"math"
+	"testing"
+)
+
+// TestSample proves the zero-order hold: a request covers the samples
+// whose instants lie in [start, end), overlapping requests add, a request
+// ending where another starts hands over at that instant, and a request
+// between two sample instants leaves no trace.
+func TestSample(t *testing.T) {
+	reqs := []Request{
+		{Start: 0, End: 0.3, Bandwidth: 1},      // samples 0,1,2
+		{Start: 0.1, End: 0.2, Bandwidth: 10},   // sample 1
+		{Start: 0.3, End: 0.5, Bandwidth: 100},  // samples 3,4 (starts as the first ends)
+		{Start: 0.51, End: 0.59, Bandwidth: 7},  // between instants 0.5 and 0.6: invisible
+		{Start: 0.6, End: 0.8, Bandwidth: 1000}, // samples 6,7
+	}
+	x, err := sample(Slice(reqs), 0, 10, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []float64{1, 11, 1, 100, 100, 0, 1000, 1000}
+	for i := range want {
+		if math.Abs(x[i]-want[i]) > 1e-9 {
+			t.Errorf("sample %d = %g, want %g (all %v)", i, x[i], want[i], x)
+		}
+	}
+}
+
+// TestAnalyzePureSquareWave proves a periodic burst is found with high
+// confidence at its period, N follows floor((t_end - t_start) fs), and the
+// metrics of a perfectly periodic signal are those of one.
+func TestAnalyzePureSquareWave(t *testing.T) {
+	var reqs []Request
+	for i := 0; i < 20; i++ {
+		s := 1 + 4*float64(i)
+		reqs = append(reqs, Request{Start: s, End: s + 1, Bandwidth: 5e6})
+	}
+	res, err := Analyze(Slice(reqs), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.NSamples != 770 || res.TStart != 1 || res.TEnd != 78 {
+		t.Errorf("N %d over [%g, %g], want 770 over [1, 78]", res.NSamples, res.TStart, res.TEnd)
+	}
+	if res.PeriodS == nil || math.Abs(*res.PeriodS-4) > 0.08 {
+		t.Fatalf("period %v, want about 4 s; candidates %+v", res.PeriodS, res.Candidates)
+	}
+	if res.Verdict != "high" || res.Confidence <= 0.5 {
+		t.Errorf("verdict %s confidence %g", res.Verdict, res.Confidence)
+	}
+	if *res.SigmaVol > 0.05 || *res.SigmaTime > 0.05 || *res.PeriodicityScore < 0.95 {
+		t.Errorf("sigma_vol %g sigma_time %g score %g: a square wave is periodic", *res.SigmaVol, *res.SigmaTime, *res.PeriodicityScore)
+	}
+	if math.Abs(*res.RIO-0.25) > 0.02 || math.Abs(*res.BIO-5e6) > 1 {
+		t.Errorf("R_IO %g B_IO %g, want 0.25 and 5e6", *res.RIO, *res.BIO)
+	}
+	if *res.Correlation < 0.5 {
+		t.Errorf("correlation with the dominant cosine %g", *res.Correlation)
+	}
+}
+
+// TestAnalyzeNotPeriodic proves a flat signal and white-noise-like bursts
+// give no period.
+func TestAnalyzeNotPeriodic(t *testing.T) {
+	flat := []Request{{Start: 0, End: 100, Bandwidth: 1}}
+	res, err := Analyze(Slice(flat), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.PeriodS != nil || res.FreqHz != nil || res.Verdict != "not periodic" {
+		t.Errorf("flat signal: period %v verdict %s", res.PeriodS, res.Verdict)
+	}
+	// A linear congruential sequence of on/off samples has no dominant line.
+	var reqs []Request
+	state := uint32(12345)
+	for i := 0; i < 2000; i++ {
+		state = state*1664525 + 1013904223
+		if state>>31 == 1 {
+			reqs = append(reqs, Request{Start: float64(i) / 10, End: float64(i+1) / 10, Bandwidth: 1})
+		}
+	}
+	res, err = Analyze(Slice(reqs), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.PeriodS != nil && res.Confidence > 0.5 {
+		t.Errorf("random bursts: period %g with confidence %g", *res.PeriodS, res.Confidence)
+	}
+}
+
+// TestAnalyzeErrors proves empty and too short inputs and sample counts
+// beyond the bound are refused with an error.
+func TestAnalyzeErrors(t *testing.T) {
+	if _, err := Analyze(Slice(nil), Options{}); !errors.Is(err, ErrNoRequests) {
+		t.Errorf("empty: %v", err)
+	}
+	if _, err := Analyze(Slice([]Request{{0, 0.2, 1}}), Options{}); err == nil {
+		t.Error("0.2 s trace accepted")
+	}
+	if _, err := Analyze(Slice([]Request{{0, 1000, 1}}), Options{Fs: 1000, MaxSamples: 1000}); err == nil {
+		t.Error("sample bound ignored")
+	}
+}
+
+// TestAutoFs proves the automatic rate is twice the inverse of the
+// smallest gap between event times, and is capped by the sample bound.
+func TestAutoFs(t *testing.T) {
+	reqs := []Request{{0, 1, 1}, {1.5, 1.75, 1}, {10, 11, 1}}
+	res, err := Analyze(Slice(reqs), Options{Fs: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Fs != 8 {
+		t.Errorf("fs %g, want 2/0.25 = 8", res.Fs)
+	}
+	res, err = Analyze(Slice(reqs), Options{Fs: -1, MaxSamples: 55})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Fs != 5 {
+		t.Errorf("capped fs %g, want 55/11 = 5", res.Fs)
+	}
+}
+
+// TestOnline proves the online evaluator finds the period as the trace
+// grows, narrows its window to three periods after the third find, and
+// keeps its memory within the capacity.
+func TestOnline(t *testing.T) {
+	o := NewOnline(Options{}, 50)
+	var found []float64
+	for i := 0; i < 30; i++ {
+		s := float64(i) * 5
+		o.Add(int64(s*1e9), int64((s+1)*1e9), 1<<20, true)
+		res, err := o.Evaluate()
+		if err != nil || res.PeriodS == nil {
+			continue
+		}
+		found = append(found, *res.PeriodS)
+		if o.Found() >= 3 && math.Abs(o.Window()-3**res.PeriodS) > 1e-9 {
+			t.Fatalf("after %d finds the window is %g, want 3 x %g", o.Found(), o.Window(), *res.PeriodS)
+		}
+	}
+	if len(found) < 10 {
+		t.Fatalf("only %d predictions", len(found))
+	}
+	last := found[len(found)-1]
+	// A window of three periods resolves frequencies in steps of a third
+	// of the dominant one, so the period is only known to about 10%.
+	if math.Abs(last-5) > 0.5 {
+		t.Errorf("last prediction %g s, want 5 s within 10%%", last)
+	}
+	if len(o.reqs) > 50 {
+		t.Errorf("%d requests held, capacity 50", len(o.reqs))
+	}
+}
