@@ -65,6 +65,8 @@ IOP_HIDDEN int iop_begin(struct iop_call *c, int op, int layer) {
   c->ret = 0;
   c->failed = 0;
   c->ofd = NULL;
+  c->seq = 0;
+  c->parent = iop_mpi_parent;
   return 1;
 }
 
@@ -86,6 +88,8 @@ IOP_HIDDEN void iop_end(struct iop_call *c) {
       e->op = c->op;
       e->kind = IOP_KIND_EVENT;
       e->layer = c->layer;
+      e->seq = c->seq;
+      e->parent = c->parent;
       iop_ring_commit();
     }
   }

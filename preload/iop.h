@@ -63,6 +63,9 @@ struct iop_event {
   uint8_t kind;
   uint8_t layer;
   uint32_t pad;
+  int64_t seq;    /* MPI-IO events: per-process sequence number, else 0 */
+  int64_t parent; /* seq of the MPI-IO call this event happened inside, or
+                   * that a completion completes; 0 when none */
 };
 
 /* Per-call state between the halves of a wrapper. */
@@ -76,6 +79,7 @@ struct iop_call {
   uint16_t op;
   uint8_t layer;
   uint8_t record; /* set by the post hook when the call is worth recording */
+  int64_t seq, parent; /* as in iop_event; iop_begin sets parent from iop_mpi_parent */
 };
 
 /* Configuration, read once from the environment at start. */
@@ -147,6 +151,10 @@ IOP_HIDDEN void iop_unlock_drain(void);
  * that interrupted it, pass through. It is clear during the real call, so
  * a handler that interrupts the application's I/O is recorded. */
 extern IOP_HIDDEN IOP_TLS int iop_in;
+
+/* The seq of the MPI-IO call this thread is inside (mpiio.c), 0 outside:
+ * the POSIX calls an MPI-IO call makes underneath point to it. */
+extern IOP_HIDDEN IOP_TLS int64_t iop_mpi_parent;
 
 /* The result as the trace records it: pointers become 1 (or 0 for NULL). */
 #define iop_ret(r) _Generic((r), FILE *: (int64_t)((r) != 0), char *: (int64_t)((r) != 0), \

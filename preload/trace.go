@@ -198,6 +198,8 @@ func (s *session) write(c *batchEvent) error {
 		Ctx:     ctx,
 		Errno:   int32(c.err),
 		Aux:     int64(c.aux),
+		Seq:     int64(c.seq),
+		Parent:  int64(c.parent),
 	}
 	e.Layer = tracefmt.LayerOf(e.Op)
 	s.events++

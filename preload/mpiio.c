@@ -1,0 +1,1011 @@
+/* MPI-IO interposition, generated from mpiio.def.
+ *
+ * One libiopred.so serves Open MPI and MPICH (and the MPICH ABI family)
+ * without mpi.h: every handle is an opaque register-sized value that the
+ * wrappers pass on untouched (Open MPI's handles are pointers; MPICH's
+ * datatypes, communicators and requests are ints, its MPI_File a pointer;
+ * MPI_Offset is a 64-bit integer in both). The few things that differ and
+ * that iopred must read itself (MPI_COMM_WORLD, MPI_BYTE, the ignore-status
+ * value, the width of a request and of a status in an array) are chosen at
+ * the first MPI call from which implementation the process holds. The
+ * PMPI_ functions are found then, with dlsym: a program without MPI never
+ * calls a wrapper here and needs no MPI symbol.
+ *
+ * Each recorded MPI-IO call gets a per-process sequence number (seq); the
+ * POSIX calls it makes underneath carry it as their parent (iop_begin
+ * reads the thread's iop_mpi_parent). A nonblocking call (and a
+ * split-collective begin) is recorded when issued with the bytes it
+ * requests in size and 0 in bytes; its completion (MPI_Wait, MPI_Test and
+ * their all/any/some forms, or the _end call) is recorded as its own event
+ * whose parent is the issuing call's seq, with the bytes the status
+ * reports. MPI-IO calls the MPI library makes inside another one pass
+ * through, so that each of the program's calls is traced once.
+ *
+ * Fortran: Open MPI's Fortran bindings (mpif.h, use mpi, use mpi_f08) call
+ * the PMPI_ names, so the Fortran entry points are wrapped too
+ * (mpi_file_write_at_ and Open MPI's ompi_file_write_at_f, which the f08
+ * bindings call); MPICH's Fortran bindings call the MPI_ names, so its
+ * Fortran calls pass straight to the C wrappers. */
+#include "iop.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+typedef uintptr_t mh;      /* an MPI handle: pointer or int, as the implementation has it */
+typedef long long moff;    /* MPI_Offset */
+
+IOP_HIDDEN IOP_TLS int64_t iop_mpi_parent;
+IOP_HIDDEN int iop_mpi_rank = -1; /* MPI_COMM_WORLD rank once MPI_Init returned */
+
+#define MPI_ERR_FALLBACK 16 /* nonzero: a function the MPI library lacks */
+#define MPI_UNDEFINED_VAL (-32766) /* the same in Open MPI and MPICH */
+#define STATUS_MAX 64              /* bytes: larger than either implementation's MPI_Status */
+#define MODE_SEQUENTIAL 256        /* the same in both */
+
+enum { IMPL_UNKNOWN = 0, IMPL_OMPI = 1, IMPL_MPICH = 2 };
+
+static struct {
+  _Atomic int ready;
+  int impl;
+  mh comm_world, byte;
+  uintptr_t status_ignore; /* MPI_STATUS_IGNORE and MPI_STATUSES_IGNORE */
+  size_t status_size, req_size;
+  int *f_status_ignore; /* Open MPI's Fortran MPI_STATUS_IGNORE */
+  int (*type_size)(mh, int *);
+  int (*byte_offset)(mh, moff, moff *);
+  int (*position)(mh, moff *);
+  int (*position_shared)(mh, moff *);
+  int (*get_count)(const void *, mh, int *);
+  int (*comm_rank)(mh, int *);
+  mh (*file_f2c)(int);
+  mh (*type_f2c)(int);
+  int (*status_f2c)(const int *, void *);
+} mpi;
+
+static void *mpi_sym(const char *name) {
+  int was = iop_in;
+  iop_in = 1;
+  void *p = dlsym(RTLD_DEFAULT, name);
+  iop_in = was;
+  return p;
+}
+
+/* Runs at the first MPI call; racing first calls compute the same values. */
+static void mpi_setup(void) {
+  if (IOP_LIKELY(atomic_load_explicit(&mpi.ready, memory_order_acquire))) return;
+  void *world = mpi_sym("ompi_mpi_comm_world");
+  if (world) {
+    mpi.impl = IMPL_OMPI;
+    mpi.comm_world = (mh)world;
+    mpi.byte = (mh)mpi_sym("ompi_mpi_byte");
+    mpi.status_ignore = 0;
+    mpi.status_size = 24; /* int source, tag, error, _cancelled; size_t _ucount */
+    mpi.req_size = sizeof(void *);
+    mpi.f_status_ignore = mpi_sym("mpi_fortran_status_ignore_");
+  } else {
+    mpi.impl = IMPL_MPICH;
+    mpi.comm_world = 0x44000000;
+    mpi.byte = 0x4c00010d;
+    mpi.status_ignore = 1;
+    mpi.status_size = 20; /* int count_lo, count_hi_and_cancelled, source, tag, error */
+    mpi.req_size = sizeof(int);
+  }
+  mpi.type_size = (int (*)(mh, int *))mpi_sym("PMPI_Type_size");
+  mpi.byte_offset = (int (*)(mh, moff, moff *))mpi_sym("PMPI_File_get_byte_offset");
+  mpi.position = (int (*)(mh, moff *))mpi_sym("PMPI_File_get_position");
+  mpi.position_shared = (int (*)(mh, moff *))mpi_sym("PMPI_File_get_position_shared");
+  mpi.get_count = (int (*)(const void *, mh, int *))mpi_sym("PMPI_Get_count");
+  mpi.comm_rank = (int (*)(mh, int *))mpi_sym("PMPI_Comm_rank");
+  mpi.file_f2c = (mh(*)(int))mpi_sym("PMPI_File_f2c");
+  mpi.type_f2c = (mh(*)(int))mpi_sym("PMPI_Type_f2c");
+  mpi.status_f2c = (int (*)(const int *, void *))mpi_sym("PMPI_Status_f2c");
+  atomic_store_explicit(&mpi.ready, 1, memory_order_release);
+}
+
+static _Atomic int64_t mpi_seq;
+static inline int64_t next_seq(void) { return atomic_fetch_add_explicit(&mpi_seq, 1, memory_order_relaxed) + 1; }
+
+/* ---- small tables under a spin lock: open files and pending requests ---- */
+
+typedef atomic_int spin_t;
+static inline void lock(spin_t *l) {
+  while (atomic_exchange_explicit(l, 1, memory_order_acquire))
+    while (atomic_load_explicit(l, memory_order_relaxed)) __builtin_ia32_pause();
+}
+static inline void unlock(spin_t *l) { atomic_store_explicit(l, 0, memory_order_release); }
+
+#define TOMB ((uintptr_t)-1)
+static inline size_t hash_handle(uintptr_t h) { return (size_t)((h * 0x9e3779b97f4a7c15ull) >> 40); }
+
+struct mfile {
+  uintptr_t fh; /* 0 free, TOMB removed */
+  uint32_t file;
+  int amode;
+  int64_t split_off, split_size, split_seq; /* the pending split collective */
+};
+#define MFILES 1024
+static struct mfile mfiles[MFILES];
+static spin_t mfiles_lock;
+
+/* Returns the slot of fh (creating it when add), or NULL. Lock held. */
+static struct mfile *mfile_slot(uintptr_t fh, int add) {
+  struct mfile *free_slot = NULL;
+  for (size_t i = hash_handle(fh) & (MFILES - 1), n = 0; n < MFILES; i = (i + 1) & (MFILES - 1), n++) {
+    struct mfile *m = &mfiles[i];
+    if (m->fh == fh) return m;
+    if (m->fh == TOMB && !free_slot) free_slot = m;
+    if (m->fh == 0) {
+      if (!free_slot) free_slot = m;
+      break;
+    }
+  }
+  if (!add || !free_slot) return NULL;
+  memset(free_slot, 0, sizeof *free_slot);
+  free_slot->fh = fh;
+  return free_slot;
+}
+
+static uint32_t mfile_id(mh fh, int *amode) {
+  lock(&mfiles_lock);
+  struct mfile *m = mfile_slot(fh, 0);
+  uint32_t id = m ? m->file : 0;
+  if (amode) *amode = m ? m->amode : 0;
+  unlock(&mfiles_lock);
+  return id;
+}
+
+struct mreq {
+  uintptr_t req; /* 0 free, TOMB removed */
+  uint32_t file;
+  int64_t offset, size, seq;
+};
+#define MREQS 4096
+static struct mreq mreqs[MREQS];
+static spin_t mreqs_lock;
+static _Atomic int mreqs_pending; /* requests of ours not yet completed */
+
+static void mreq_add(uintptr_t req, uint32_t file, int64_t offset, int64_t size, int64_t seq) {
+  lock(&mreqs_lock);
+  struct mreq *free_slot = NULL;
+  for (size_t i = hash_handle(req) & (MREQS - 1), n = 0; n < MREQS; i = (i + 1) & (MREQS - 1), n++) {
+    struct mreq *m = &mreqs[i];
+    if (m->req == req) { /* a stale entry: the handle was reused */
+      free_slot = m;
+      atomic_fetch_sub(&mreqs_pending, 1);
+      break;
+    }
+    if (m->req == TOMB && !free_slot) free_slot = m;
+    if (m->req == 0) {
+      if (!free_slot) free_slot = m;
+      break;
+    }
+  }
+  if (free_slot) {
+    *free_slot = (struct mreq){req, file, offset, size, seq};
+    atomic_fetch_add(&mreqs_pending, 1);
+  }
+  unlock(&mreqs_lock);
+}
+
+/* Finds req; with take, removes it. Returns 1 and fills *out when found. */
+static int mreq_find(uintptr_t req, struct mreq *out, int take) {
+  int found = 0;
+  lock(&mreqs_lock);
+  for (size_t i = hash_handle(req) & (MREQS - 1), n = 0; n < MREQS; i = (i + 1) & (MREQS - 1), n++) {
+    struct mreq *m = &mreqs[i];
+    if (m->req == 0) break;
+    if (m->req == req) {
+      *out = *m;
+      found = 1;
+      if (take) {
+        m->req = TOMB;
+        atomic_fetch_sub(&mreqs_pending, 1);
+      }
+      break;
+    }
+  }
+  unlock(&mreqs_lock);
+  return found;
+}
+
+static inline uintptr_t load_req(const void *reqs, int i) {
+  if (mpi.req_size == sizeof(int)) return (uintptr_t)(unsigned)((const int *)reqs)[i];
+  return ((const uintptr_t *)reqs)[i];
+}
+
+/* ---- recording ---- */
+
+/* mpi_begin starts recording an MPI call; 0 means pass it through (iopred
+ * is not recording, or this call is made inside another MPI-IO call). */
+static inline int mpi_begin(struct iop_call *c, int op) {
+  if (iop_mpi_parent || !iop_begin(c, op, IOP_MPIIO)) return 0;
+  mpi_setup();
+  c->parent = 0;
+  c->record = 1;
+  return 1;
+}
+
+/* Where a data call starts, in bytes. */
+enum { AT_EXPLICIT, AT_INDIVIDUAL, AT_SHARED };
+
+static void mpi_pre_data(struct iop_call *c, mh fh, int where, moff off, int count, mh dt) {
+  int amode = 0;
+  c->file = mfile_id(fh, &amode);
+  int tsize = 0;
+  if (mpi.type_size && mpi.type_size(dt, &tsize) == 0 && count > 0) c->size = (int64_t)count * tsize;
+  if (amode & MODE_SEQUENTIAL) return; /* positions are erroneous on such files */
+  int ok = 1;
+  if (where == AT_INDIVIDUAL) ok = mpi.position && mpi.position(fh, &off) == 0;
+  if (where == AT_SHARED) ok = mpi.position_shared && mpi.position_shared(fh, &off) == 0;
+  moff bytes;
+  if (ok && mpi.byte_offset && mpi.byte_offset(fh, off, &bytes) == 0) c->offset = bytes;
+}
+
+/* The bytes a completed status reports, or fallback when it cannot say. */
+static int64_t status_bytes(const void *st, int64_t fallback) {
+  int n = 0;
+  if (!st || !mpi.get_count || !mpi.byte || mpi.get_count(st, mpi.byte, &n) != 0 || n == MPI_UNDEFINED_VAL || n < 0)
+    return fallback;
+  return n;
+}
+
+static inline void *status_for(void *st, void *own) {
+  return (uintptr_t)st == mpi.status_ignore ? own : st;
+}
+
+/* Records one more event from the current call (the second and later
+ * requests a Waitall completes). */
+static void mpi_record(const struct iop_call *c) {
+  uint32_t ctx = iop_capture();
+  struct iop_event *e = iop_ring_reserve();
+  if (!e) return;
+  e->start_ns = c->start_ns;
+  e->end_ns = c->end_ns;
+  e->offset = c->offset;
+  e->size = c->size;
+  e->ret = c->ret;
+  e->bytes = c->bytes;
+  e->aux = c->aux;
+  e->file = c->file;
+  e->ctx = ctx;
+  e->err = 0;
+  e->op = c->op;
+  e->kind = IOP_KIND_EVENT;
+  e->layer = c->layer;
+  e->seq = c->seq;
+  e->parent = c->parent;
+  iop_ring_commit();
+}
+
+/* Brackets the real call: the POSIX calls inside see iop_in clear and
+ * this call's seq as their parent. */
+#define MPI_REAL_CALL(c, expr)                                            \
+  do {                                                                   \
+    (c).seq = next_seq();                                                \
+    iop_mpi_parent = (c).seq;                                            \
+    (c).start_ns = iop_now();                                            \
+    iop_in = 0;                                                          \
+    r = expr;                                                            \
+    iop_in = 1;                                                          \
+    (c).end_ns = iop_now();                                              \
+    (c).err = errno;                                                     \
+    iop_mpi_parent = 0;                                                  \
+    (c).ret = r;                                                         \
+  } while (0)
+
+#define MPI_FINISH(c)  \
+  do {                 \
+    iop_end(&(c));     \
+    errno = (c).err;   \
+    return r;          \
+  } while (0)
+
+#define MPI_REAL(name, params)                                            \
+  static int(*real_##name) params;                                       \
+  static inline int(*mpi_real_##name(void)) params {                     \
+    if (IOP_UNLIKELY(!real_##name)) real_##name = (int(*) params)iop_resolve(#name); \
+    return real_##name;                                                  \
+  }
+
+#define MPI_GET_REAL(name)                     \
+  int r;                                       \
+  __typeof__(real_##name) real = mpi_real_##name(); \
+  if (IOP_UNLIKELY(!real)) return MPI_ERR_FALLBACK; \
+  struct iop_call c
+
+/* ---- blocking data ---- */
+
+static void data_done(struct iop_call *c, int r, const void *st) {
+  c->bytes = r == 0 ? status_bytes(st, c->size) : 0;
+}
+
+#define MPI_WRAP_AT(name, stem)                                                        \
+  MPI_REAL(name, (mh, moff, void *, int, mh, void *))                                  \
+  IOP_EXPORT int name(mh fh, moff off, void *buf, int count, mh dt, void *st) {        \
+    MPI_GET_REAL(name);                                                                \
+    if (!mpi_begin(&c, IOP_OP_##name)) return real(fh, off, buf, count, dt, st);       \
+    mpi_pre_data(&c, fh, AT_EXPLICIT, off, count, dt);                                 \
+    char own[STATUS_MAX];                                                              \
+    void *s = status_for(st, own);                                                     \
+    MPI_REAL_CALL(c, real(fh, off, buf, count, dt, s));                                \
+    data_done(&c, r, s);                                                               \
+    MPI_FINISH(c);                                                                     \
+  }                                                                                    \
+  FORTRAN_AT(name, stem)
+
+#define MPI_WRAP_FPX(name, stem, where)                                                \
+  MPI_REAL(name, (mh, void *, int, mh, void *))                                        \
+  IOP_EXPORT int name(mh fh, void *buf, int count, mh dt, void *st) {                  \
+    MPI_GET_REAL(name);                                                                \
+    if (!mpi_begin(&c, IOP_OP_##name)) return real(fh, buf, count, dt, st);            \
+    mpi_pre_data(&c, fh, where, 0, count, dt);                                         \
+    char own[STATUS_MAX];                                                              \
+    void *s = status_for(st, own);                                                     \
+    MPI_REAL_CALL(c, real(fh, buf, count, dt, s));                                     \
+    data_done(&c, r, s);                                                               \
+    MPI_FINISH(c);                                                                     \
+  }                                                                                    \
+  FORTRAN_FP(name, stem, where)
+#define MPI_WRAP_FP(name, stem) MPI_WRAP_FPX(name, stem, AT_INDIVIDUAL)
+#define MPI_WRAP_SH(name, stem) MPI_WRAP_FPX(name, stem, AT_SHARED)
+
+/* ---- nonblocking data: recorded when issued, completed by MPI_Wait & co ---- */
+
+static void issued(struct iop_call *c, int r, const void *req) {
+  c->bytes = 0;
+  if (r == 0 && req) mreq_add(load_req(req, 0), c->file, c->offset, c->size, c->seq);
+}
+
+#define MPI_WRAP_IAT(name, stem)                                                       \
+  MPI_REAL(name, (mh, moff, void *, int, mh, void *))                                  \
+  IOP_EXPORT int name(mh fh, moff off, void *buf, int count, mh dt, void *req) {       \
+    MPI_GET_REAL(name);                                                                \
+    if (!mpi_begin(&c, IOP_OP_##name)) return real(fh, off, buf, count, dt, req);      \
+    mpi_pre_data(&c, fh, AT_EXPLICIT, off, count, dt);                                 \
+    MPI_REAL_CALL(c, real(fh, off, buf, count, dt, req));                              \
+    issued(&c, r, req);                                                                \
+    MPI_FINISH(c);                                                                     \
+  }                                                                                    \
+  FORTRAN_IAT(name, stem)
+
+#define MPI_WRAP_IFPX(name, stem, where)                                               \
+  MPI_REAL(name, (mh, void *, int, mh, void *))                                        \
+  IOP_EXPORT int name(mh fh, void *buf, int count, mh dt, void *req) {                 \
+    MPI_GET_REAL(name);                                                                \
+    if (!mpi_begin(&c, IOP_OP_##name)) return real(fh, buf, count, dt, req);           \
+    mpi_pre_data(&c, fh, where, 0, count, dt);                                         \
+    MPI_REAL_CALL(c, real(fh, buf, count, dt, req));                                   \
+    issued(&c, r, req);                                                                \
+    MPI_FINISH(c);                                                                     \
+  }                                                                                    \
+  FORTRAN_IFP(name, stem, where)
+#define MPI_WRAP_IFP(name, stem) MPI_WRAP_IFPX(name, stem, AT_INDIVIDUAL)
+#define MPI_WRAP_ISH(name, stem) MPI_WRAP_IFPX(name, stem, AT_SHARED)
+
+/* ---- split collectives: the begin is recorded like an issue, the end
+ * like a completion ---- */
+
+static void split_begun(struct iop_call *c, mh fh, int r) {
+  c->bytes = 0;
+  if (r != 0) return;
+  lock(&mfiles_lock);
+  struct mfile *m = mfile_slot(fh, 0);
+  if (m) {
+    m->split_off = c->offset;
+    m->split_size = c->size;
+    m->split_seq = c->seq;
+  }
+  unlock(&mfiles_lock);
+}
+
+#define MPI_WRAP_BAT(name, stem)                                                       \
+  MPI_REAL(name, (mh, moff, void *, int, mh))                                          \
+  IOP_EXPORT int name(mh fh, moff off, void *buf, int count, mh dt) {                  \
+    MPI_GET_REAL(name);                                                                \
+    if (!mpi_begin(&c, IOP_OP_##name)) return real(fh, off, buf, count, dt);           \
+    mpi_pre_data(&c, fh, AT_EXPLICIT, off, count, dt);                                 \
+    MPI_REAL_CALL(c, real(fh, off, buf, count, dt));                                   \
+    split_begun(&c, fh, r);                                                            \
+    MPI_FINISH(c);                                                                     \
+  }                                                                                    \
+  FORTRAN_BAT(name, stem)
+
+#define MPI_WRAP_BFPX(name, stem, where)                                               \
+  MPI_REAL(name, (mh, void *, int, mh))                                                \
+  IOP_EXPORT int name(mh fh, void *buf, int count, mh dt) {                            \
+    MPI_GET_REAL(name);                                                                \
+    if (!mpi_begin(&c, IOP_OP_##name)) return real(fh, buf, count, dt);                \
+    mpi_pre_data(&c, fh, where, 0, count, dt);                                         \
+    MPI_REAL_CALL(c, real(fh, buf, count, dt));                                        \
+    split_begun(&c, fh, r);                                                            \
+    MPI_FINISH(c);                                                                     \
+  }                                                                                    \
+  FORTRAN_BFP(name, stem, where)
+#define MPI_WRAP_BFP(name, stem) MPI_WRAP_BFPX(name, stem, AT_INDIVIDUAL)
+#define MPI_WRAP_BSH(name, stem) MPI_WRAP_BFPX(name, stem, AT_SHARED)
+
+static void split_pre_end(struct iop_call *c, mh fh) {
+  lock(&mfiles_lock);
+  struct mfile *m = mfile_slot(fh, 0);
+  if (m) {
+    c->file = m->file;
+    c->offset = m->split_off;
+    c->size = m->split_size;
+    c->aux = m->split_seq; /* moved to parent once this call has its seq */
+    m->split_seq = 0;
+  }
+  unlock(&mfiles_lock);
+}
+
+#define MPI_WRAP_END(name, stem)                                                       \
+  MPI_REAL(name, (mh, void *, void *))                                                 \
+  IOP_EXPORT int name(mh fh, void *buf, void *st) {                                    \
+    MPI_GET_REAL(name);                                                                \
+    if (!mpi_begin(&c, IOP_OP_##name)) return real(fh, buf, st);                       \
+    split_pre_end(&c, fh);                                                             \
+    char own[STATUS_MAX];                                                              \
+    void *s = status_for(st, own);                                                     \
+    MPI_REAL_CALL(c, real(fh, buf, s));                                                \
+    c.parent = c.aux;                                                                  \
+    c.aux = 0;                                                                         \
+    data_done(&c, r, s);                                                               \
+    MPI_FINISH(c);                                                                     \
+  }                                                                                    \
+  FORTRAN_END(name, stem)
+
+/* ---- files ---- */
+
+/* The trace's path for an MPI file name: without ROMIO's "ufs:"-style
+ * prefix, made absolute. */
+static uint32_t mpi_path_id(const char *name, size_t len) {
+  char path[4096];
+  if (!name) return 0;
+  const char *colon = memchr(name, ':', len < 16 ? len : 16);
+  if (colon && colon - name >= 2) {
+    len -= (size_t)(colon + 1 - name);
+    name = colon + 1;
+  }
+  size_t n = 0;
+  if (len == 0 || name[0] != '/') {
+    if (syscall(SYS_getcwd, path, sizeof path) > 0) {
+      n = strlen(path);
+      if (n + 1 < sizeof path && (n == 0 || path[n - 1] != '/')) path[n++] = '/';
+    }
+    while (len >= 2 && name[0] == '.' && name[1] == '/') {
+      name += 2;
+      len -= 2;
+    }
+  }
+  if (n + len >= sizeof path) len = sizeof path - 1 - n;
+  memcpy(path + n, name, len);
+  path[n + len] = 0;
+  return iop_file_lookup(path);
+}
+
+static void opened(struct iop_call *c, int r, const char *name, size_t len, int amode, mh fh) {
+  c->aux = amode;
+  c->file = mpi_path_id(name, len);
+  if (r != 0 || !c->file) return;
+  lock(&mfiles_lock);
+  struct mfile *m = mfile_slot(fh, 1);
+  if (m) {
+    m->file = c->file;
+    m->amode = amode;
+  }
+  unlock(&mfiles_lock);
+}
+
+#define MPI_WRAP_OPEN(name, stem)                                                      \
+  MPI_REAL(name, (mh, const char *, int, mh, mh *))                                    \
+  IOP_EXPORT int name(mh comm, const char *fname, int amode, mh info, mh *fh) {        \
+    MPI_GET_REAL(name);                                                                \
+    if (!mpi_begin(&c, IOP_OP_##name)) return real(comm, fname, amode, info, fh);     \
+    MPI_REAL_CALL(c, real(comm, fname, amode, info, fh));                              \
+    opened(&c, r, fname, fname ? strlen(fname) : 0, amode, fh ? *fh : 0);              \
+    MPI_FINISH(c);                                                                     \
+  }                                                                                    \
+  FORTRAN_OPEN(name, stem)
+
+static void closing(struct iop_call *c, mh fh) { c->file = mfile_id(fh, NULL); }
+static void closed(mh fh, int r) {
+  if (r != 0) return;
+  lock(&mfiles_lock);
+  struct mfile *m = mfile_slot(fh, 0);
+  if (m) m->fh = TOMB;
+  unlock(&mfiles_lock);
+}
+
+#define MPI_WRAP_CLOSE(name, stem)                                                     \
+  MPI_REAL(name, (mh *))                                                               \
+  IOP_EXPORT int name(mh *fh) {                                                        \
+    MPI_GET_REAL(name);                                                                \
+    if (!mpi_begin(&c, IOP_OP_##name)) return real(fh);                                \
+    mh was = fh ? *fh : 0;                                                             \
+    closing(&c, was);                                                                  \
+    MPI_REAL_CALL(c, real(fh));                                                        \
+    closed(was, r);                                                                    \
+    MPI_FINISH(c);                                                                     \
+  }                                                                                    \
+  FORTRAN_CLOSE(name, stem)
+
+#define MPI_WRAP_DELETE(name, stem)                                                    \
+  MPI_REAL(name, (const char *, mh))                                                   \
+  IOP_EXPORT int name(const char *fname, mh info) {                                    \
+    MPI_GET_REAL(name);                                                                \
+    if (!mpi_begin(&c, IOP_OP_##name)) return real(fname, info);                       \
+    MPI_REAL_CALL(c, real(fname, info));                                               \
+    c.file = mpi_path_id(fname, fname ? strlen(fname) : 0);                            \
+    MPI_FINISH(c);                                                                     \
+  }                                                                                    \
+  FORTRAN_DELETE(name, stem)
+
+#define MPI_WRAP_SIZE(name, stem)                                                      \
+  MPI_REAL(name, (mh, moff))                                                           \
+  IOP_EXPORT int name(mh fh, moff size) {                                              \
+    MPI_GET_REAL(name);                                                                \
+    if (!mpi_begin(&c, IOP_OP_##name)) return real(fh, size);                          \
+    c.file = mfile_id(fh, NULL);                                                       \
+    c.size = size;                                                                     \
+    MPI_REAL_CALL(c, real(fh, size));                                                  \
+    MPI_FINISH(c);                                                                     \
+  }                                                                                    \
+  FORTRAN_SIZE(name, stem)
+
+#define MPI_WRAP_SYNC(name, stem)                                                      \
+  MPI_REAL(name, (mh))                                                                 \
+  IOP_EXPORT int name(mh fh) {                                                         \
+    MPI_GET_REAL(name);                                                                \
+    if (!mpi_begin(&c, IOP_OP_##name)) return real(fh);                                \
+    c.file = mfile_id(fh, NULL);                                                       \
+    MPI_REAL_CALL(c, real(fh));                                                        \
+    MPI_FINISH(c);                                                                     \
+  }                                                                                    \
+  FORTRAN_SYNC(name, stem)
+
+/* A seek is recorded at the byte offset it set, as lseek is. */
+static void sought(struct iop_call *c, mh fh, int r, int whence, int shared) {
+  int amode = 0;
+  c->file = mfile_id(fh, &amode);
+  c->aux = whence;
+  moff pos, bytes;
+  if (r != 0 || (amode & MODE_SEQUENTIAL)) return;
+  int (*get)(mh, moff *) = shared ? mpi.position_shared : mpi.position;
+  if (get && get(fh, &pos) == 0 && mpi.byte_offset && mpi.byte_offset(fh, pos, &bytes) == 0) c->offset = bytes;
+}
+
+#define MPI_WRAP_SEEKX(name, stem, shared)                                             \
+  MPI_REAL(name, (mh, moff, int))                                                      \
+  IOP_EXPORT int name(mh fh, moff off, int whence) {                                   \
+    MPI_GET_REAL(name);                                                                \
+    if (!mpi_begin(&c, IOP_OP_##name)) return real(fh, off, whence);                   \
+    MPI_REAL_CALL(c, real(fh, off, whence));                                           \
+    sought(&c, fh, r, whence, shared);                                                 \
+    MPI_FINISH(c);                                                                     \
+  }                                                                                    \
+  FORTRAN_SEEK(name, stem, shared)
+#define MPI_WRAP_SEEK(name, stem) MPI_WRAP_SEEKX(name, stem, 0)
+#define MPI_WRAP_SEEKSH(name, stem) MPI_WRAP_SEEKX(name, stem, 1)
+
+/* A view is recorded with its displacement as the offset. */
+#define MPI_WRAP_VIEW(name, stem)                                                      \
+  MPI_REAL(name, (mh, moff, mh, mh, const char *, mh))                                 \
+  IOP_EXPORT int name(mh fh, moff disp, mh etype, mh ftype, const char *rep, mh info) { \
+    MPI_GET_REAL(name);                                                                \
+    if (!mpi_begin(&c, IOP_OP_##name)) return real(fh, disp, etype, ftype, rep, info); \
+    c.file = mfile_id(fh, NULL);                                                       \
+    c.offset = disp;                                                                   \
+    MPI_REAL_CALL(c, real(fh, disp, etype, ftype, rep, info));                         \
+    MPI_FINISH(c);                                                                     \
+  }                                                                                    \
+  FORTRAN_VIEW(name, stem)
+
+/* ---- completions ----
+ * A completion call is recorded only when it completes requests of ours:
+ * one event per such request, the first with the call's own seq. Other
+ * calls (message passing) cost one load of a counter. */
+
+struct completion {
+  int n;
+  struct mreq *mine; /* per request index: the issue it completes (req 0 = not ours) */
+  struct mreq small[16];
+};
+
+/* Snapshots which of reqs[0..n) are ours; returns how many. */
+static int completion_scan(struct completion *cp, int n, const void *reqs) {
+  cp->n = n;
+  cp->mine = n <= 16 ? cp->small : malloc((size_t)n * sizeof *cp->mine);
+  if (!cp->mine) return 0;
+  int found = 0;
+  for (int i = 0; i < n; i++) {
+    cp->mine[i].req = 0;
+    uintptr_t h = load_req(reqs, i);
+    if (h && mreq_find(h, &cp->mine[i], 0)) found++;
+  }
+  return found;
+}
+
+static void completion_free(struct completion *cp) {
+  if (cp->mine && cp->mine != cp->small) free(cp->mine);
+}
+
+/* Records the completion of request index i, whose status is st. */
+static void completed(struct iop_call *c, struct completion *cp, int i, const void *st, int *first) {
+  if (i < 0 || i >= cp->n || !cp->mine[i].req) return;
+  struct mreq m;
+  if (!mreq_find(cp->mine[i].req, &m, 1)) return;
+  struct iop_call e = *c;
+  e.file = m.file;
+  e.offset = m.offset;
+  e.size = m.size;
+  e.parent = m.seq;
+  e.bytes = status_bytes(st, m.size);
+  if (!*first) e.seq = next_seq();
+  *first = 0;
+  mpi_record(&e);
+}
+
+static inline const void *status_at(const void *sts, int i) { return (const char *)sts + (size_t)i * mpi.status_size; }
+
+/* The statuses the call fills: the caller's, or ours when it ignores them. */
+static void *statuses_for(void *sts, int n, void *own, size_t own_cap, void **heap) {
+  *heap = NULL;
+  if ((uintptr_t)sts != mpi.status_ignore) return sts;
+  size_t need = (size_t)(n > 0 ? n : 1) * mpi.status_size;
+  if (need <= own_cap) return own;
+  return *heap = malloc(need);
+}
+
+#define COMPLETION_PROLOGUE(name, count, reqs, passcall)                   \
+  MPI_GET_REAL(name);                                                      \
+  if (IOP_LIKELY(atomic_load_explicit(&mreqs_pending, memory_order_relaxed) == 0) || \
+      !mpi_begin(&c, IOP_OP_##name))                                       \
+    return passcall;                                                       \
+  struct completion cp;                                                    \
+  if (!(reqs) || completion_scan(&cp, (count), (reqs)) == 0) {             \
+    if (reqs) completion_free(&cp);                                        \
+    c.record = 0;                                                          \
+    iop_end(&c);                                                           \
+    return passcall;                                                       \
+  }                                                                        \
+  c.record = 0; /* the events are written by completed() */                \
+  int first = 1
+
+#define MPI_WRAP_WAIT(name, stem)                                                      \
+  MPI_REAL(name, (void *, void *))                                                     \
+  IOP_EXPORT int name(void *req, void *st) {                                           \
+    COMPLETION_PROLOGUE(name, 1, req, real(req, st));                                  \
+    char own[STATUS_MAX];                                                              \
+    void *s = status_for(st, own);                                                     \
+    MPI_REAL_CALL(c, real(req, s));                                                    \
+    if (r == 0) completed(&c, &cp, 0, s, &first);                                      \
+    completion_free(&cp);                                                              \
+    MPI_FINISH(c);                                                                     \
+  }
+
+#define MPI_WRAP_TEST(name, stem)                                                      \
+  MPI_REAL(name, (void *, int *, void *))                                              \
+  IOP_EXPORT int name(void *req, int *flag, void *st) {                                \
+    COMPLETION_PROLOGUE(name, 1, req, real(req, flag, st));                            \
+    char own[STATUS_MAX];                                                              \
+    void *s = status_for(st, own);                                                     \
+    MPI_REAL_CALL(c, real(req, flag, s));                                              \
+    if (r == 0 && flag && *flag) completed(&c, &cp, 0, s, &first);                     \
+    completion_free(&cp);                                                              \
+    MPI_FINISH(c);                                                                     \
+  }
+
+#define MPI_WRAP_WAITALL(name, stem)                                                   \
+  MPI_REAL(name, (int, void *, void *))                                                \
+  IOP_EXPORT int name(int n, void *reqs, void *sts) {                                  \
+    COMPLETION_PROLOGUE(name, n, reqs, real(n, reqs, sts));                            \
+    char own[16 * STATUS_MAX];                                                         \
+    void *heap;                                                                        \
+    void *s = statuses_for(sts, n, own, sizeof own, &heap);                            \
+    if (!s) s = sts;                                                                   \
+    MPI_REAL_CALL(c, real(n, reqs, s));                                                \
+    for (int i = 0; i < n; i++)                                                        \
+      completed(&c, &cp, i, (uintptr_t)s == mpi.status_ignore ? NULL : status_at(s, i), &first); \
+    free(heap);                                                                        \
+    completion_free(&cp);                                                              \
+    MPI_FINISH(c);                                                                     \
+  }
+
+#define MPI_WRAP_TESTALL(name, stem)                                                   \
+  MPI_REAL(name, (int, void *, int *, void *))                                         \
+  IOP_EXPORT int name(int n, void *reqs, int *flag, void *sts) {                       \
+    COMPLETION_PROLOGUE(name, n, reqs, real(n, reqs, flag, sts));                      \
+    char own[16 * STATUS_MAX];                                                         \
+    void *heap;                                                                        \
+    void *s = statuses_for(sts, n, own, sizeof own, &heap);                            \
+    if (!s) s = sts;                                                                   \
+    MPI_REAL_CALL(c, real(n, reqs, flag, s));                                          \
+    if (flag && *flag)                                                                 \
+      for (int i = 0; i < n; i++)                                                      \
+        completed(&c, &cp, i, (uintptr_t)s == mpi.status_ignore ? NULL : status_at(s, i), &first); \
+    free(heap);                                                                        \
+    completion_free(&cp);                                                              \
+    MPI_FINISH(c);                                                                     \
+  }
+
+#define MPI_WRAP_WAITANY(name, stem)                                                   \
+  MPI_REAL(name, (int, void *, int *, void *))                                         \
+  IOP_EXPORT int name(int n, void *reqs, int *idx, void *st) {                         \
+    COMPLETION_PROLOGUE(name, n, reqs, real(n, reqs, idx, st));                        \
+    char own[STATUS_MAX];                                                              \
+    void *s = status_for(st, own);                                                     \
+    MPI_REAL_CALL(c, real(n, reqs, idx, s));                                           \
+    if (r == 0 && idx) completed(&c, &cp, *idx, s, &first);                            \
+    completion_free(&cp);                                                              \
+    MPI_FINISH(c);                                                                     \
+  }
+
+#define MPI_WRAP_TESTANY(name, stem)                                                   \
+  MPI_REAL(name, (int, void *, int *, int *, void *))                                  \
+  IOP_EXPORT int name(int n, void *reqs, int *idx, int *flag, void *st) {              \
+    COMPLETION_PROLOGUE(name, n, reqs, real(n, reqs, idx, flag, st));                  \
+    char own[STATUS_MAX];                                                              \
+    void *s = status_for(st, own);                                                     \
+    MPI_REAL_CALL(c, real(n, reqs, idx, flag, s));                                     \
+    if (r == 0 && flag && *flag && idx) completed(&c, &cp, *idx, s, &first);           \
+    completion_free(&cp);                                                              \
+    MPI_FINISH(c);                                                                     \
+  }
+
+#define MPI_WRAP_SOMEX(name, stem)                                                     \
+  MPI_REAL(name, (int, void *, int *, int *, void *))                                  \
+  IOP_EXPORT int name(int n, void *reqs, int *outcount, int *idxs, void *sts) {        \
+    COMPLETION_PROLOGUE(name, n, reqs, real(n, reqs, outcount, idxs, sts));            \
+    char own[16 * STATUS_MAX];                                                         \
+    void *heap;                                                                        \
+    void *s = statuses_for(sts, n, own, sizeof own, &heap);                            \
+    if (!s) s = sts;                                                                   \
+    MPI_REAL_CALL(c, real(n, reqs, outcount, idxs, s));                                \
+    if (r == 0 && outcount && idxs)                                                    \
+      for (int k = 0; k < *outcount && *outcount != MPI_UNDEFINED_VAL; k++)            \
+        completed(&c, &cp, idxs[k], (uintptr_t)s == mpi.status_ignore ? NULL : status_at(s, k), &first); \
+    free(heap);                                                                        \
+    completion_free(&cp);                                                              \
+    MPI_FINISH(c);                                                                     \
+  }
+#define MPI_WRAP_WAITSOME(name, stem) MPI_WRAP_SOMEX(name, stem)
+#define MPI_WRAP_TESTSOME(name, stem) MPI_WRAP_SOMEX(name, stem)
+
+/* ---- MPI itself ---- */
+
+static void mpi_started(int r) {
+  int rank;
+  if (r == 0 && mpi.comm_rank && mpi.comm_rank(mpi.comm_world, &rank) == 0) iop_mpi_rank = rank;
+}
+
+#define MPI_WRAP_INIT(name, stem)                                                      \
+  MPI_REAL(name, (int *, char ***))                                                    \
+  IOP_EXPORT int name(int *argc, char ***argv) {                                       \
+    MPI_GET_REAL(name);                                                                \
+    if (!mpi_begin(&c, IOP_OP_##name)) return real(argc, argv);                        \
+    MPI_REAL_CALL(c, real(argc, argv));                                                \
+    mpi_started(r);                                                                    \
+    MPI_FINISH(c);                                                                     \
+  }
+
+#define MPI_WRAP_INITT(name, stem)                                                     \
+  MPI_REAL(name, (int *, char ***, int, int *))                                        \
+  IOP_EXPORT int name(int *argc, char ***argv, int required, int *provided) {          \
+    MPI_GET_REAL(name);                                                                \
+    if (!mpi_begin(&c, IOP_OP_##name)) return real(argc, argv, required, provided);    \
+    c.aux = required;                                                                  \
+    MPI_REAL_CALL(c, real(argc, argv, required, provided));                            \
+    mpi_started(r);                                                                    \
+    MPI_FINISH(c);                                                                     \
+  }
+
+#define MPI_WRAP_FINI(name, stem)                                                      \
+  MPI_REAL(name, (void))                                                               \
+  IOP_EXPORT int name(void) {                                                          \
+    MPI_GET_REAL(name);                                                                \
+    if (!mpi_begin(&c, IOP_OP_##name)) return real();                                  \
+    MPI_REAL_CALL(c, real());                                                          \
+    MPI_FINISH(c);                                                                     \
+  }
+
+/* ---- Fortran entry points (Open MPI; see the top of this file) ----
+ * Every Fortran argument is a pointer; handles are MPI_Fint (int),
+ * converted with PMPI_*_f2c; strings come with a hidden length after the
+ * last argument. Each stem gives two symbols: mpi_<stem>_ (mpif.h and
+ * use mpi) and ompi_<stem>_f (what the mpi_f08 bindings call). */
+
+typedef int fint;
+
+/* The Fortran status the call fills, and the bytes it reports. */
+static inline fint *fstatus_for(fint *st, fint *own) {
+  return (!st || st == mpi.f_status_ignore) ? own : st;
+}
+static void fdata_done(struct iop_call *c, int r, const fint *fst) {
+  c->bytes = 0;
+  if (r != 0) return;
+  char cst[STATUS_MAX];
+  c->bytes = mpi.status_f2c && mpi.status_f2c(fst, cst) == 0 ? status_bytes(cst, c->size) : c->size;
+}
+
+/* fortran_begin: record this call here (Open MPI), or let the real
+ * Fortran function reach the C wrappers (MPICH). */
+static inline int fortran_begin(struct iop_call *c, int op) {
+  if (iop_mpi_parent || iop_state != IOP_ACTIVE || iop_in) return 0;
+  mpi_setup();
+  if (mpi.impl != IMPL_OMPI || !mpi.file_f2c || !mpi.type_f2c) return 0;
+  return mpi_begin(c, op);
+}
+
+#define FREAL(sym, params)                                                  \
+  static void(*freal_##sym) params;                                        \
+  static inline void(*f_real_##sym(void)) params {                         \
+    if (IOP_UNLIKELY(!freal_##sym)) freal_##sym = (void(*) params)iop_resolve(#sym); \
+    return freal_##sym;                                                    \
+  }
+
+/* FBOTH defines the two exported symbols of a stem around one body. */
+#define FBOTH(op, stem, params, args, body)                                 \
+  FBODY(mpi_##stem##_, op, params, args, body)                             \
+  FBODY(ompi_##stem##_f, op, params, args, body)
+
+#define FBODY(sym, op, params, args, body)                                  \
+  FREAL(sym, params)                                                       \
+  IOP_EXPORT void sym params {                                             \
+    void(*real) params = f_real_##sym();                                   \
+    if (IOP_UNLIKELY(!real)) {                                             \
+      *ierr = MPI_ERR_FALLBACK;                                            \
+      return;                                                              \
+    }                                                                      \
+    struct iop_call c;                                                     \
+    if (!fortran_begin(&c, op)) {                                                \
+      real args;                                                           \
+      return;                                                              \
+    }                                                                      \
+    int r;                                                                 \
+    body;                                                                  \
+    iop_end(&c);                                                           \
+    errno = c.err;                                                         \
+  }
+
+#define FCALL(args)                                                         \
+  do {                                                                     \
+    c.seq = next_seq();                                                    \
+    iop_mpi_parent = c.seq;                                                \
+    c.start_ns = iop_now();                                                \
+    iop_in = 0;                                                            \
+    real args;                                                             \
+    iop_in = 1;                                                            \
+    c.end_ns = iop_now();                                                  \
+    c.err = errno;                                                         \
+    iop_mpi_parent = 0;                                                    \
+    r = *ierr;                                                             \
+    c.ret = r;                                                             \
+  } while (0)
+
+
+#define FORTRAN_AT(name, stem)                                                                   \
+  FBOTH(IOP_OP_##name, stem, (fint *fh, moff *off, void *buf, fint *count, fint *dt, fint *st, fint *ierr),     \
+        (fh, off, buf, count, dt, st, ierr), ({                                                  \
+          mpi_pre_data(&c, mpi.file_f2c(*fh), AT_EXPLICIT, *off, *count, mpi.type_f2c(*dt));     \
+          fint own[16];                                                                          \
+          fint *s = fstatus_for(st, own);                                                        \
+          FCALL((fh, off, buf, count, dt, s, ierr));                                             \
+          fdata_done(&c, r, s);                                                                  \
+        }))
+
+#define FORTRAN_FP(name, stem, where)                                                            \
+  FBOTH(IOP_OP_##name, stem, (fint *fh, void *buf, fint *count, fint *dt, fint *st, fint *ierr),                \
+        (fh, buf, count, dt, st, ierr), ({                                                       \
+          mpi_pre_data(&c, mpi.file_f2c(*fh), where, 0, *count, mpi.type_f2c(*dt));              \
+          fint own[16];                                                                          \
+          fint *s = fstatus_for(st, own);                                                        \
+          FCALL((fh, buf, count, dt, s, ierr));                                                  \
+          fdata_done(&c, r, s);                                                                  \
+        }))
+
+/* Fortran requests are completed through Fortran MPI_WAIT, which Open MPI
+ * sends to PMPI_Wait: the issue is recorded, its completion is not. */
+#define FORTRAN_IAT(name, stem)                                                                  \
+  FBOTH(IOP_OP_##name, stem, (fint *fh, moff *off, void *buf, fint *count, fint *dt, fint *req, fint *ierr),    \
+        (fh, off, buf, count, dt, req, ierr), ({                                                 \
+          mpi_pre_data(&c, mpi.file_f2c(*fh), AT_EXPLICIT, *off, *count, mpi.type_f2c(*dt));     \
+          FCALL((fh, off, buf, count, dt, req, ierr));                                           \
+          c.bytes = 0;                                                                           \
+        }))
+
+#define FORTRAN_IFP(name, stem, where)                                                           \
+  FBOTH(IOP_OP_##name, stem, (fint *fh, void *buf, fint *count, fint *dt, fint *req, fint *ierr),               \
+        (fh, buf, count, dt, req, ierr), ({                                                      \
+          mpi_pre_data(&c, mpi.file_f2c(*fh), where, 0, *count, mpi.type_f2c(*dt));              \
+          FCALL((fh, buf, count, dt, req, ierr));                                                \
+          c.bytes = 0;                                                                           \
+        }))
+
+#define FORTRAN_BAT(name, stem)                                                                  \
+  FBOTH(IOP_OP_##name, stem, (fint *fh, moff *off, void *buf, fint *count, fint *dt, fint *ierr),               \
+        (fh, off, buf, count, dt, ierr), ({                                                      \
+          mh cfh = mpi.file_f2c(*fh);                                                            \
+          mpi_pre_data(&c, cfh, AT_EXPLICIT, *off, *count, mpi.type_f2c(*dt));                   \
+          FCALL((fh, off, buf, count, dt, ierr));                                                \
+          split_begun(&c, cfh, r);                                                               \
+        }))
+
+#define FORTRAN_BFP(name, stem, where)                                                           \
+  FBOTH(IOP_OP_##name, stem, (fint *fh, void *buf, fint *count, fint *dt, fint *ierr),                          \
+        (fh, buf, count, dt, ierr), ({                                                           \
+          mh cfh = mpi.file_f2c(*fh);                                                            \
+          mpi_pre_data(&c, cfh, where, 0, *count, mpi.type_f2c(*dt));                            \
+          FCALL((fh, buf, count, dt, ierr));                                                     \
+          split_begun(&c, cfh, r);                                                               \
+        }))
+
+#define FORTRAN_END(name, stem)                                                                  \
+  FBOTH(IOP_OP_##name, stem, (fint *fh, void *buf, fint *st, fint *ierr), (fh, buf, st, ierr), ({               \
+          split_pre_end(&c, mpi.file_f2c(*fh));                                                  \
+          fint own[16];                                                                          \
+          fint *s = fstatus_for(st, own);                                                        \
+          FCALL((fh, buf, s, ierr));                                                             \
+          c.parent = c.aux;                                                                      \
+          c.aux = 0;                                                                             \
+          fdata_done(&c, r, s);                                                                  \
+        }))
+
+#define FORTRAN_OPEN(name, stem)                                                                 \
+  FBOTH(IOP_OP_##name, stem, (fint *comm, const char *fname, fint *amode, fint *info, fint *fh, fint *ierr, size_t len), \
+        (comm, fname, amode, info, fh, ierr, len), ({                                            \
+          FCALL((comm, fname, amode, info, fh, ierr, len));                                      \
+          size_t n = (unsigned)len;                                                              \
+          while (n > 0 && fname[n - 1] == ' ') n--;                                              \
+          opened(&c, r, fname, n, *amode, r == 0 ? mpi.file_f2c(*fh) : 0);                       \
+        }))
+
+#define FORTRAN_CLOSE(name, stem)                                                                \
+  FBOTH(IOP_OP_##name, stem, (fint *fh, fint *ierr), (fh, ierr), ({                                             \
+          mh was = mpi.file_f2c(*fh);                                                            \
+          closing(&c, was);                                                                      \
+          FCALL((fh, ierr));                                                                     \
+          closed(was, r);                                                                        \
+        }))
+
+#define FORTRAN_DELETE(name, stem)                                                               \
+  FBOTH(IOP_OP_##name, stem, (const char *fname, fint *info, fint *ierr, size_t len), (fname, info, ierr, len), ({ \
+          FCALL((fname, info, ierr, len));                                                       \
+          size_t n = (unsigned)len;                                                              \
+          while (n > 0 && fname[n - 1] == ' ') n--;                                              \
+          c.file = mpi_path_id(fname, n);                                                        \
+        }))
+
+#define FORTRAN_SIZE(name, stem)                                                                 \
+  FBOTH(IOP_OP_##name, stem, (fint *fh, moff *size, fint *ierr), (fh, size, ierr), ({                           \
+          c.file = mfile_id(mpi.file_f2c(*fh), NULL);                                            \
+          c.size = *size;                                                                        \
+          FCALL((fh, size, ierr));                                                               \
+        }))
+
+#define FORTRAN_SYNC(name, stem)                                                                 \
+  FBOTH(IOP_OP_##name, stem, (fint *fh, fint *ierr), (fh, ierr), ({                                             \
+          c.file = mfile_id(mpi.file_f2c(*fh), NULL);                                            \
+          FCALL((fh, ierr));                                                                     \
+        }))
+
+#define FORTRAN_SEEK(name, stem, shared)                                                         \
+  FBOTH(IOP_OP_##name, stem, (fint *fh, moff *off, fint *whence, fint *ierr), (fh, off, whence, ierr), ({       \
+          FCALL((fh, off, whence, ierr));                                                        \
+          sought(&c, mpi.file_f2c(*fh), r, *whence, shared);                                     \
+        }))
+
+#define FORTRAN_VIEW(name, stem)                                                                 \
+  FBOTH(IOP_OP_##name, stem, (fint *fh, moff *disp, fint *etype, fint *ftype, const char *rep, fint *info, fint *ierr, size_t len), \
+        (fh, disp, etype, ftype, rep, info, ierr, len), ({                                       \
+          c.file = mfile_id(mpi.file_f2c(*fh), NULL);                                            \
+          c.offset = *disp;                                                                      \
+          FCALL((fh, disp, etype, ftype, rep, info, ierr, len));                                 \
+        }))
+
+#define MPI_CALL(name, shape, stem) MPI_WRAP_##shape(name, stem)
+#include "mpiio.def"
+#undef MPI_CALL
