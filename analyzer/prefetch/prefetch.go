@@ -248,11 +248,18 @@ func (m *markovModel) train(streams []stream) {
 // each time they enter the cache, and those still unused at the end (never
 // read after they were prefetched) are the unused bytes.
 func score(p predictor, warm, eval []read, res *Result) {
-	for _, r := range warm {
-		p.after(r)
-	}
 	var cache intervals
 	var prefetched, used int64
+	for i, r := range warm {
+		spans := p.after(r)
+		if i == len(warm)-1 {
+			// The last prefetches of the history are for the evaluation.
+			for _, s := range spans {
+				prefetched += s.hi - s.lo - cache.overlapRange(s.lo, s.hi)
+				cache.add(s.lo, s.hi)
+			}
+		}
+	}
 	for _, r := range eval {
 		res.Reads++
 		if cache.covers(r.off, r.off+r.n) {

@@ -586,3 +586,34 @@ func TestStreamRows(t *testing.T) {
 		t.Fatalf("next row predicted at %v", got)
 	}
 }
+
+// FuzzDetect: for any sequence and window, the patterns, the index entries
+// and the stream's patterns expand back to the input.
+func FuzzDetect(f *testing.F) {
+	f.Add([]byte{0, 3, 7, 14, 17, 21, 28, 31, 35, 42, 46, 50, 54, 58}, uint8(3))
+	f.Add([]byte{1, 1, 1, 2, 1, 1, 1, 2, 1, 1}, uint8(0))
+	f.Fuzz(func(t *testing.T, data []byte, w uint8) {
+		q := make([]int64, len(data))
+		for i, b := range data {
+			q[i] = int64(int8(b)) * 1000
+			if i > 0 && b&1 == 0 {
+				q[i] += q[i-1]
+			}
+		}
+		if got := Expand(Detect(q, int(w%40))); !slices.Equal(got, q) && len(q) > 0 {
+			t.Fatalf("Expand(Detect(%v)) = %v", q, got)
+		}
+		s := NewStream(int(w%40) + 1)
+		length := make([]int64, len(q))
+		for i, o := range q {
+			length[i] = int64(data[i]%4) + 1
+			s.Add(o, length[i])
+		}
+		if s.Dropped() == 0 && len(q) > 0 {
+			lo, le, _ := ExpandIndex(s.Patterns())
+			if !slices.Equal(lo, q) || !slices.Equal(le, length) {
+				t.Fatalf("stream patterns of %v expand to %v %v", q, lo, le)
+			}
+		}
+	})
+}

@@ -42,7 +42,9 @@ const MaxStreamUnits = 64
 // together. The stream finds a repetition when the last k steps equal the k
 // before them (k <= window) and the patterns covering those 2k steps can be
 // folded into one; the newest pattern then grows by whole repetitions while
-// the steps keep matching.
+// the steps keep matching. When the last m patterns (2 <= m <= 4) repeat the
+// m before them, as the rows of a 2-D walk do however long a row, they fold
+// into one pattern too, so that the jump to the next row is predicted.
 type Stream struct {
 	window  int
 	units   []streamUnit
