@@ -19,7 +19,10 @@ import (
 	"fmt"
 	"math"
 	"math/cmplx"
+	"runtime"
 	"sort"
+	"sync"
+	"sync/atomic"
 
 	"gonum.org/v1/gonum/dsp/fourier"
 )
@@ -142,21 +145,43 @@ var ErrNoRequests = errors.New("ftio: no I/O requests in the selected mode")
 
 // Analyze samples the bandwidth signal of src and finds its period.
 func Analyze(src Source, opt Options) (Result, error) {
+	return AnalyzeSources([]Source{src}, opt)
+}
+
+// AnalyzeSources analyses the signal all sources make together (for
+// instance one source per process trace). Up to GOMAXPROCS sources are
+// read at the same time, each worker with its own sample buffer.
+func AnalyzeSources(srcs []Source, opt Options) (Result, error) {
 	opt = opt.withDefaults()
-	t0, t1 := math.Inf(1), math.Inf(-1)
-	var times []float64 // only for the automatic sampling frequency
-	count := 0
-	err := src(func(r Request) error {
-		count++
-		t0 = math.Min(t0, r.Start)
-		t1 = math.Max(t1, r.End)
-		if opt.Fs < 0 && len(times) < 2*opt.MaxSamples {
-			times = append(times, r.Start, r.End)
-		}
-		return nil
+	type span struct {
+		t0, t1 float64
+		count  int
+		times  []float64 // only for the automatic sampling frequency
+	}
+	spans := make([]span, len(srcs))
+	err := forEach(len(srcs), func(_, i int) error {
+		sp := span{t0: math.Inf(1), t1: math.Inf(-1)}
+		err := srcs[i](func(r Request) error {
+			sp.count++
+			sp.t0 = math.Min(sp.t0, r.Start)
+			sp.t1 = math.Max(sp.t1, r.End)
+			if opt.Fs < 0 && len(sp.times) < 2*opt.MaxSamples {
+				sp.times = append(sp.times, r.Start, r.End)
+			}
+			return nil
+		})
+		spans[i] = sp
+		return err
 	})
 	if err != nil {
 		return Result{}, err
+	}
+	t0, t1 := math.Inf(1), math.Inf(-1)
+	count := 0
+	var times []float64
+	for _, sp := range spans {
+		t0, t1, count = math.Min(t0, sp.t0), math.Max(t1, sp.t1), count+sp.count
+		times = append(times, sp.times...)
 	}
 	if count == 0 {
 		return Result{}, ErrNoRequests
@@ -165,6 +190,7 @@ func Analyze(src Source, opt Options) (Result, error) {
 	if fs < 0 {
 		fs = autoFs(times, t1-t0, opt.MaxSamples)
 	}
+	times = nil
 	n := int(math.Floor((t1 - t0) * fs))
 	if n > opt.MaxSamples {
 		return Result{}, fmt.Errorf("ftio: %d samples at %g Hz over %g s exceed the bound of %d; lower --fs", n, fs, t1-t0, opt.MaxSamples)
@@ -172,13 +198,53 @@ func Analyze(src Source, opt Options) (Result, error) {
 	if n < 4 {
 		return Result{}, fmt.Errorf("ftio: the trace spans %g s, only %d samples at %g Hz; raise --fs", t1-t0, n, fs)
 	}
-	x, err := sample(src, t0, fs, n)
+	workers := min(len(srcs), runtime.GOMAXPROCS(0))
+	diffs := make([][]float64, workers)
+	err = forEach(len(srcs), func(w, i int) error {
+		if diffs[w] == nil {
+			diffs[w] = make([]float64, n+1)
+		}
+		return addRequests(srcs[i], diffs[w], t0, fs, n)
+	})
 	if err != nil {
 		return Result{}, err
 	}
+	x := integrate(diffs, n)
 	res := analyzeSamples(x, t0, fs, opt)
 	res.TEnd = t1
 	return res, nil
+}
+
+// forEach calls fn(worker, i) for i < n on up to GOMAXPROCS goroutines and
+// returns the first error.
+func forEach(n int, fn func(worker, i int) error) error {
+	workers := min(n, runtime.GOMAXPROCS(0))
+	if workers <= 1 {
+		for i := 0; i < n; i++ {
+			if err := fn(0, i); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var next atomic.Int64
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n || errs[w] != nil {
+					return
+				}
+				errs[w] = fn(w, i)
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // autoFs returns 2 / (smallest positive gap between event times), lowered
@@ -203,11 +269,18 @@ func autoFs(times []float64, span float64, maxSamples int) float64 {
 
 // sample evaluates the bandwidth signal at t0 + i/fs for i < n (zero-order
 // hold): a request covers the samples whose instant lies in [start, end).
-// The requests are added to a difference array and summed once, so their
-// order does not matter and memory is that of the samples.
 func sample(src Source, t0, fs float64, n int) ([]float64, error) {
 	diff := make([]float64, n+1)
-	err := src(func(r Request) error {
+	if err := addRequests(src, diff, t0, fs, n); err != nil {
+		return nil, err
+	}
+	return integrate([][]float64{diff}, n), nil
+}
+
+// addRequests adds each request to a difference array over the samples,
+// so that their order does not matter and memory is that of the samples.
+func addRequests(src Source, diff []float64, t0, fs float64, n int) error {
+	return src(func(r Request) error {
 		lo := firstSampleAtOrAfter(r.Start, t0, fs, n)
 		hi := firstSampleAtOrAfter(r.End, t0, fs, n)
 		if lo < hi {
@@ -216,16 +289,31 @@ func sample(src Source, t0, fs float64, n int) ([]float64, error) {
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, err
+}
+
+// integrate sums the difference arrays into the n samples, reusing the
+// first array.
+func integrate(diffs [][]float64, n int) []float64 {
+	var x []float64
+	for _, d := range diffs {
+		if d == nil {
+			continue
+		}
+		if x == nil {
+			x = d
+			continue
+		}
+		for i := range x {
+			x[i] += d[i]
+		}
 	}
-	x := diff[:n]
+	x = x[:n]
 	var acc float64
 	for i := range x {
-		acc += diff[i]
+		acc += x[i]
 		x[i] = acc
 	}
-	return x, nil
+	return x
 }
 
 // firstSampleAtOrAfter returns the smallest i with t0 + i/fs >= t, clamped

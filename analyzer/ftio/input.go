@@ -52,6 +52,23 @@ func (m Mode) FTIOModes() []string {
 // earliest anchor. ftioModes overrides the FTIO modes read (nil: the
 // mode's default).
 func FileSource(paths []string, mode Mode, ftioModes []string) (Source, error) {
+	srcs, err := FileSources(paths, mode, ftioModes)
+	if err != nil {
+		return nil, err
+	}
+	return func(fn func(Request) error) error {
+		for _, src := range srcs {
+			if err := src(fn); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, nil
+}
+
+// FileSources is FileSource with one Source per file, for AnalyzeSources
+// to read in parallel.
+func FileSources(paths []string, mode Mode, ftioModes []string) ([]Source, error) {
 	files, err := tracefmt.Discover(paths...)
 	if err != nil {
 		return nil, err
@@ -90,25 +107,22 @@ func FileSource(paths []string, mode Mode, ftioModes []string) (Source, error) {
 		}
 		inputs = append(inputs, input{p, false})
 	}
-	return func(fn func(Request) error) error {
-		for _, in := range inputs {
-			var err error
-			if in.ftio {
-				_, err = tracefmt.ReadFTIOFile(in.path, func(r tracefmt.FTIORequest) error {
-					if !want[r.Mode] {
-						return nil
-					}
-					return fn(Request{Start: r.Start, End: r.End, Bandwidth: r.Bandwidth})
-				})
-			} else {
-				err = iopredEvents(in.path, mode, base, fn)
+	srcs := make([]Source, len(inputs))
+	for i, in := range inputs {
+		srcs[i] = func(fn func(Request) error) error {
+			if !in.ftio {
+				return iopredEvents(in.path, mode, base, fn)
 			}
-			if err != nil {
-				return err
-			}
+			_, err := tracefmt.ReadFTIOFile(in.path, func(r tracefmt.FTIORequest) error {
+				if !want[r.Mode] {
+					return nil
+				}
+				return fn(Request{Start: r.Start, End: r.End, Bandwidth: r.Bandwidth})
+			})
+			return err
 		}
-		return nil
-	}, nil
+	}
+	return srcs, nil
 }
 
 // iopredEvents streams the data requests of one iopred trace. A truncated

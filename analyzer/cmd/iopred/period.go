@@ -49,14 +49,14 @@ func runPeriod(args []string, stdout, stderr io.Writer) error {
 	if *ftioModes != "" {
 		modes = strings.Split(*ftioModes, ",")
 	}
-	src, err := ftio.FileSource(paths, mode, modes)
+	srcs, err := ftio.FileSources(paths, mode, modes)
 	if err != nil {
 		return err
 	}
 	if *online {
-		return runPeriodOnline(src, opt, *asJSON, stdout)
+		return runPeriodOnline(srcs, opt, *asJSON, stdout)
 	}
-	res, err := ftio.Analyze(src, opt)
+	res, err := ftio.AnalyzeSources(srcs, opt)
 	if err != nil {
 		return err
 	}
@@ -74,10 +74,12 @@ func runPeriod(args []string, stdout, stderr io.Writer) error {
 // runPeriodOnline replays the requests in order of their end and predicts
 // whenever an I/O phase ends, i.e. when the next request starts more than
 // one sample interval after everything so far has ended.
-func runPeriodOnline(src ftio.Source, opt ftio.Options, asJSON bool, stdout io.Writer) error {
+func runPeriodOnline(srcs []ftio.Source, opt ftio.Options, asJSON bool, stdout io.Writer) error {
 	var reqs []ftio.Request
-	if err := src(func(r ftio.Request) error { reqs = append(reqs, r); return nil }); err != nil {
-		return err
+	for _, src := range srcs {
+		if err := src(func(r ftio.Request) error { reqs = append(reqs, r); return nil }); err != nil {
+			return err
+		}
 	}
 	sort.Slice(reqs, func(i, j int) bool { return reqs[i].Start < reqs[j].Start })
 	gap := 1.0 / ftio.DefaultFs
