@@ -55,7 +55,8 @@ static struct {
   mh comm_world, byte;
   uintptr_t status_ignore; /* MPI_STATUS_IGNORE and MPI_STATUSES_IGNORE */
   size_t status_size, req_size;
-  int *f_status_ignore; /* Open MPI's Fortran MPI_STATUS_IGNORE */
+  int *f_status_ignore;   /* Open MPI's Fortran MPI_STATUS_IGNORE */
+  int *f_statuses_ignore; /* and MPI_STATUSES_IGNORE */
   int (*type_size)(mh, int *);
   int (*byte_offset)(mh, moff, moff *);
   int (*position)(mh, moff *);
@@ -65,6 +66,7 @@ static struct {
   mh (*file_f2c)(int);
   mh (*type_f2c)(int);
   int (*status_f2c)(const int *, void *);
+  mh (*request_f2c)(int);
 } mpi;
 
 static void *mpi_sym(const char *name) {
@@ -87,6 +89,7 @@ static void mpi_setup(void) {
     mpi.status_size = 24; /* int source, tag, error, _cancelled; size_t _ucount */
     mpi.req_size = sizeof(void *);
     mpi.f_status_ignore = mpi_sym("mpi_fortran_status_ignore_");
+    mpi.f_statuses_ignore = mpi_sym("mpi_fortran_statuses_ignore_");
   } else {
     mpi.impl = IMPL_MPICH;
     mpi.comm_world = 0x44000000;
@@ -104,6 +107,7 @@ static void mpi_setup(void) {
   mpi.file_f2c = (mh(*)(int))mpi_sym("PMPI_File_f2c");
   mpi.type_f2c = (mh(*)(int))mpi_sym("PMPI_Type_f2c");
   mpi.status_f2c = (int (*)(const int *, void *))mpi_sym("PMPI_Status_f2c");
+  mpi.request_f2c = (mh(*)(int))mpi_sym("PMPI_Request_f2c");
   atomic_store_explicit(&mpi.ready, 1, memory_order_release);
 }
 
@@ -616,14 +620,14 @@ struct completion {
 };
 
 /* Snapshots which of reqs[0..n) are ours; returns how many. */
-static int completion_scan(struct completion *cp, int n, const void *reqs) {
+static int completion_scan(struct completion *cp, int n, const void *reqs, int fortran) {
   cp->n = n;
   cp->mine = n <= 16 ? cp->small : malloc((size_t)n * sizeof *cp->mine);
   if (!cp->mine) return 0;
   int found = 0;
   for (int i = 0; i < n; i++) {
     cp->mine[i].req = 0;
-    uintptr_t h = load_req(reqs, i);
+    uintptr_t h = fortran ? (mpi.request_f2c ? mpi.request_f2c(((const int *)reqs)[i]) : 0) : load_req(reqs, i);
     if (h && mreq_find(h, &cp->mine[i], 0)) found++;
   }
   return found;
@@ -666,7 +670,7 @@ static void *statuses_for(void *sts, int n, void *own, size_t own_cap, void **he
       !mpi_begin(&c, IOP_OP_##name))                                       \
     return passcall;                                                       \
   struct completion cp;                                                    \
-  if (!(reqs) || completion_scan(&cp, (count), (reqs)) == 0) {             \
+  if (!(reqs) || completion_scan(&cp, (count), (reqs), 0) == 0) {             \
     if (reqs) completion_free(&cp);                                        \
     c.record = 0;                                                          \
     iop_end(&c);                                                           \
@@ -907,14 +911,19 @@ static inline int fortran_begin(struct iop_call *c, int op) {
           fdata_done(&c, r, s);                                                                  \
         }))
 
-/* Fortran requests are completed through Fortran MPI_WAIT, which Open MPI
- * sends to PMPI_Wait: the issue is recorded, its completion is not. */
+/* Fortran requests are completed through Fortran MPI_WAIT & co, which
+ * Open MPI sends to PMPI_Wait: their Fortran entry points are wrapped
+ * below and find the request by its C handle. */
+static void fissued(struct iop_call *c, int r, const fint *req) {
+  c->bytes = 0;
+  if (r == 0 && req && mpi.request_f2c) mreq_add(mpi.request_f2c(*req), c->file, c->offset, c->size, c->seq);
+}
 #define FORTRAN_IAT(name, stem)                                                                  \
   FBOTH(IOP_OP_##name, stem, (fint *fh, moff *off, void *buf, fint *count, fint *dt, fint *req, fint *ierr),    \
         (fh, off, buf, count, dt, req, ierr), ({                                                 \
           mpi_pre_data(&c, mpi.file_f2c(*fh), AT_EXPLICIT, *off, *count, mpi.type_f2c(*dt));     \
           FCALL((fh, off, buf, count, dt, req, ierr));                                           \
-          c.bytes = 0;                                                                           \
+          fissued(&c, r, req);                                                                   \
         }))
 
 #define FORTRAN_IFP(name, stem, where)                                                           \
@@ -922,7 +931,7 @@ static inline int fortran_begin(struct iop_call *c, int op) {
         (fh, buf, count, dt, req, ierr), ({                                                      \
           mpi_pre_data(&c, mpi.file_f2c(*fh), where, 0, *count, mpi.type_f2c(*dt));              \
           FCALL((fh, buf, count, dt, req, ierr));                                                \
-          c.bytes = 0;                                                                           \
+          fissued(&c, r, req);                                                                   \
         }))
 
 #define FORTRAN_BAT(name, stem)                                                                  \
@@ -1006,6 +1015,183 @@ static inline int fortran_begin(struct iop_call *c, int op) {
           FCALL((fh, disp, etype, ftype, rep, info, ierr, len));                                 \
         }))
 
-#define MPI_CALL(name, shape, stem) MPI_WRAP_##shape(name, stem)
+/* ---- Fortran completions and start/end of MPI (Open MPI) ---- */
+
+#define FSTATUS_INTS 6 /* Open MPI's MPI_STATUS_SIZE */
+
+static void fcompleted(struct iop_call *c, struct completion *cp, int i, const fint *fst, int *first) {
+  char cst[STATUS_MAX];
+  const void *st = fst && mpi.status_f2c && mpi.status_f2c(fst, cst) == 0 ? cst : NULL;
+  completed(c, cp, i, st, first);
+}
+
+/* The Fortran statuses a call fills: the caller's, or ours. */
+static fint *fstatuses_for(fint *sts, int n, fint *own, size_t own_ints, fint **heap) {
+  *heap = NULL;
+  if (sts && sts != mpi.f_statuses_ignore) return sts;
+  size_t need = (size_t)(n > 0 ? n : 1) * FSTATUS_INTS;
+  if (need <= own_ints) return own;
+  return *heap = malloc(need * sizeof(fint));
+}
+
+/* A completion call with none of our requests: passed on unrecorded. */
+#define FPASS(args)      \
+  do {                   \
+    c.record = 0;        \
+    iop_in = 0;          \
+    real args;           \
+    iop_in = 1;          \
+    c.err = errno;       \
+    r = *ierr;           \
+  } while (0)
+
+#define FSCAN(count, reqs)                                                   \
+  struct completion cp;                                                      \
+  cp.mine = NULL;                                                            \
+  int scanned = atomic_load_explicit(&mreqs_pending, memory_order_relaxed) > 0; \
+  int mine = scanned ? completion_scan(&cp, (count), (reqs), 1) : 0;         \
+  int first = 1;                                                             \
+  c.record = 0
+
+#define FSCAN_DONE() \
+  if (scanned) completion_free(&cp)
+
+#define FORTRAN_EXTRA_WAIT(name, stem)                                                           \
+  FBOTH(IOP_OP_##name, stem, (fint *req, fint *st, fint *ierr), (req, st, ierr), ({              \
+          FSCAN(1, req);                                                                         \
+          fint own[FSTATUS_INTS];                                                                \
+          fint *s = fstatus_for(st, own);                                                        \
+          if (!mine) FPASS((req, st, ierr));                                                     \
+          else {                                                                                 \
+            FCALL((req, s, ierr));                                                               \
+            if (r == 0) fcompleted(&c, &cp, 0, s, &first);                                       \
+          }                                                                                      \
+          FSCAN_DONE();                                                                          \
+        }))
+
+#define FORTRAN_EXTRA_TEST(name, stem)                                                           \
+  FBOTH(IOP_OP_##name, stem, (fint *req, fint *flag, fint *st, fint *ierr), (req, flag, st, ierr), ({ \
+          FSCAN(1, req);                                                                         \
+          fint own[FSTATUS_INTS];                                                                \
+          fint *s = fstatus_for(st, own);                                                        \
+          if (!mine) FPASS((req, flag, st, ierr));                                               \
+          else {                                                                                 \
+            FCALL((req, flag, s, ierr));                                                         \
+            if (r == 0 && *flag) fcompleted(&c, &cp, 0, s, &first);                              \
+          }                                                                                      \
+          FSCAN_DONE();                                                                          \
+        }))
+
+#define FORTRAN_EXTRA_WAITALL(name, stem)                                                        \
+  FBOTH(IOP_OP_##name, stem, (fint *n, fint *reqs, fint *sts, fint *ierr), (n, reqs, sts, ierr), ({ \
+          FSCAN(*n, reqs);                                                                       \
+          fint own[16 * FSTATUS_INTS], *heap = NULL;                                             \
+          fint *s = mine ? fstatuses_for(sts, *n, own, 16 * FSTATUS_INTS, &heap) : NULL;         \
+          if (!mine || !s) FPASS((n, reqs, sts, ierr));                                          \
+          else {                                                                                 \
+            FCALL((n, reqs, s, ierr));                                                           \
+            if (r == 0)                                                                          \
+              for (int i = 0; i < *n; i++) fcompleted(&c, &cp, i, s + i * FSTATUS_INTS, &first); \
+          }                                                                                      \
+          free(heap);                                                                            \
+          FSCAN_DONE();                                                                          \
+        }))
+
+#define FORTRAN_EXTRA_TESTALL(name, stem)                                                        \
+  FBOTH(IOP_OP_##name, stem, (fint *n, fint *reqs, fint *flag, fint *sts, fint *ierr), (n, reqs, flag, sts, ierr), ({ \
+          FSCAN(*n, reqs);                                                                       \
+          fint own[16 * FSTATUS_INTS], *heap = NULL;                                             \
+          fint *s = mine ? fstatuses_for(sts, *n, own, 16 * FSTATUS_INTS, &heap) : NULL;         \
+          if (!mine || !s) FPASS((n, reqs, flag, sts, ierr));                                    \
+          else {                                                                                 \
+            FCALL((n, reqs, flag, s, ierr));                                                     \
+            if (r == 0 && *flag)                                                                 \
+              for (int i = 0; i < *n; i++) fcompleted(&c, &cp, i, s + i * FSTATUS_INTS, &first); \
+          }                                                                                      \
+          free(heap);                                                                            \
+          FSCAN_DONE();                                                                          \
+        }))
+
+/* Fortran indexes count from 1. */
+#define FORTRAN_EXTRA_WAITANY(name, stem)                                                        \
+  FBOTH(IOP_OP_##name, stem, (fint *n, fint *reqs, fint *idx, fint *st, fint *ierr), (n, reqs, idx, st, ierr), ({ \
+          FSCAN(*n, reqs);                                                                       \
+          fint own[FSTATUS_INTS];                                                                \
+          fint *s = fstatus_for(st, own);                                                        \
+          if (!mine) FPASS((n, reqs, idx, st, ierr));                                            \
+          else {                                                                                 \
+            FCALL((n, reqs, idx, s, ierr));                                                      \
+            if (r == 0) fcompleted(&c, &cp, *idx - 1, s, &first);                                \
+          }                                                                                      \
+          FSCAN_DONE();                                                                          \
+        }))
+
+#define FORTRAN_EXTRA_TESTANY(name, stem)                                                        \
+  FBOTH(IOP_OP_##name, stem, (fint *n, fint *reqs, fint *idx, fint *flag, fint *st, fint *ierr), (n, reqs, idx, flag, st, ierr), ({ \
+          FSCAN(*n, reqs);                                                                       \
+          fint own[FSTATUS_INTS];                                                                \
+          fint *s = fstatus_for(st, own);                                                        \
+          if (!mine) FPASS((n, reqs, idx, flag, st, ierr));                                      \
+          else {                                                                                 \
+            FCALL((n, reqs, idx, flag, s, ierr));                                                \
+            if (r == 0 && *flag) fcompleted(&c, &cp, *idx - 1, s, &first);                       \
+          }                                                                                      \
+          FSCAN_DONE();                                                                          \
+        }))
+
+#define FORTRAN_EXTRA_SOME(name, stem)                                                           \
+  FBOTH(IOP_OP_##name, stem, (fint *n, fint *reqs, fint *outcount, fint *idxs, fint *sts, fint *ierr), (n, reqs, outcount, idxs, sts, ierr), ({ \
+          FSCAN(*n, reqs);                                                                       \
+          fint own[16 * FSTATUS_INTS], *heap = NULL;                                             \
+          fint *s = mine ? fstatuses_for(sts, *n, own, 16 * FSTATUS_INTS, &heap) : NULL;         \
+          if (!mine || !s) FPASS((n, reqs, outcount, idxs, sts, ierr));                          \
+          else {                                                                                 \
+            FCALL((n, reqs, outcount, idxs, s, ierr));                                           \
+            if (r == 0 && *outcount != MPI_UNDEFINED_VAL)                                        \
+              for (int k = 0; k < *outcount; k++) fcompleted(&c, &cp, idxs[k] - 1, s + k * FSTATUS_INTS, &first); \
+          }                                                                                      \
+          free(heap);                                                                            \
+          FSCAN_DONE();                                                                          \
+        }))
+#define FORTRAN_EXTRA_WAITSOME(name, stem) FORTRAN_EXTRA_SOME(name, stem)
+#define FORTRAN_EXTRA_TESTSOME(name, stem) FORTRAN_EXTRA_SOME(name, stem)
+
+#define FORTRAN_EXTRA_INIT(name, stem)                                                           \
+  FBOTH(IOP_OP_##name, stem, (fint *ierr), (ierr), ({                                            \
+          FCALL((ierr));                                                                         \
+          mpi_started(r);                                                                        \
+        }))
+
+#define FORTRAN_EXTRA_INITT(name, stem)                                                          \
+  FBOTH(IOP_OP_##name, stem, (fint *required, fint *provided, fint *ierr), (required, provided, ierr), ({ \
+          c.aux = *required;                                                                     \
+          FCALL((required, provided, ierr));                                                     \
+          mpi_started(r);                                                                        \
+        }))
+
+#define FORTRAN_EXTRA_FINI(name, stem) \
+  FBOTH(IOP_OP_##name, stem, (fint *ierr), (ierr), ({ FCALL((ierr)); }))
+
+/* The data and file shapes define their Fortran entry points inline. */
+#define FORTRAN_EXTRA_AT(name, stem)
+#define FORTRAN_EXTRA_FP(name, stem)
+#define FORTRAN_EXTRA_SH(name, stem)
+#define FORTRAN_EXTRA_IAT(name, stem)
+#define FORTRAN_EXTRA_IFP(name, stem)
+#define FORTRAN_EXTRA_ISH(name, stem)
+#define FORTRAN_EXTRA_BAT(name, stem)
+#define FORTRAN_EXTRA_BFP(name, stem)
+#define FORTRAN_EXTRA_BSH(name, stem)
+#define FORTRAN_EXTRA_END(name, stem)
+#define FORTRAN_EXTRA_OPEN(name, stem)
+#define FORTRAN_EXTRA_CLOSE(name, stem)
+#define FORTRAN_EXTRA_DELETE(name, stem)
+#define FORTRAN_EXTRA_SIZE(name, stem)
+#define FORTRAN_EXTRA_SYNC(name, stem)
+#define FORTRAN_EXTRA_SEEK(name, stem)
+#define FORTRAN_EXTRA_SEEKSH(name, stem)
+#define FORTRAN_EXTRA_VIEW(name, stem)
+
+#define MPI_CALL(name, shape, stem) MPI_WRAP_##shape(name, stem) FORTRAN_EXTRA_##shape(name, stem)
 #include "mpiio.def"
 #undef MPI_CALL
