@@ -115,6 +115,35 @@ func BenchmarkLookupStrided(b *testing.B) {
 	}
 }
 
+// BenchmarkLookup2D: Algorithm 2 on the one-entry index of a 2-D walk
+// whose rows of 100 records fold into a pattern of 100 deltas.
+func BenchmarkLookup2D(b *testing.B) {
+	var q, l, p []int64
+	for i := int64(0); i < 1000; i++ {
+		for j := int64(0); j < 100; j++ {
+			q = append(q, i*400*16+j*16)
+			l = append(l, 16)
+			p = append(p, int64(len(p))*16)
+		}
+	}
+	idx, _ := BuildIndex(0, q, l, p, DefaultWindow)
+	if len(idx) != 1 {
+		b.Fatalf("%d entries", len(idx))
+	}
+	rng := rand.New(rand.NewPCG(3, 3))
+	offs := make([]int64, 1024)
+	for i := range offs {
+		offs[i] = q[rng.IntN(len(q))] + 5
+	}
+	i := 0
+	for b.Loop() {
+		if _, ok := idx[0].Lookup(offs[i&1023]); !ok {
+			b.Fatal("miss")
+		}
+		i++
+	}
+}
+
 // BenchmarkGlobalLookup: Algorithm 3 on the Figure 10 global pattern.
 func BenchmarkGlobalLookup(b *testing.B) {
 	var runs []Run

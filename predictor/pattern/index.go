@@ -88,7 +88,33 @@ func (e *Entry) Lookup(off int64) (Hit, bool) {
 		}
 		return Hit{}, false
 	}
-	stride := u.Stride()
+	stride, increasing := int64(0), true
+	for _, d := range u.Deltas {
+		stride += d
+		increasing = increasing && d > 0
+	}
+	if increasing {
+		// Algorithm 2 as the paper gives it: offsets grow, so the entry
+		// is the one with the greatest offset not above off.
+		if off < u.Init {
+			return Hit{}, false
+		}
+		roff := off - u.Init
+		row, rem := roff/stride, roff%stride
+		col, sum := int64(0), int64(0)
+		for col+1 < cols && sum+u.Deltas[col] <= rem {
+			sum += u.Deltas[col]
+			col++
+		}
+		n := u.Len()
+		if n == 0 {
+			return Hit{}, false
+		}
+		if row > u.Reps || row*cols+col >= n {
+			return e.hitAt(n-1, u.At(n-1), off)
+		}
+		return e.hitAt(row*cols+col, u.Init+row*stride+sum, off)
+	}
 	best := Hit{Pos: -1}
 	base := u.Init
 	for c := int64(0); c < cols; c++ {
