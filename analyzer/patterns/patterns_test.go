@@ -94,6 +94,8 @@ func TestTwoDStrided(t *testing.T) {
 			t.Errorf("%s of id %d: %d entries for %d requests, want 1 for 25000: %v", l.Kind, l.ID, len(l.Entries), l.Requests, l.Patterns)
 		}
 	}
+	t.Logf("2-D, 100,000 records written and read back by 4 processes: index %d -> %d bytes (%s), ratio %.0f",
+		f.RawIndexBytes, f.EncodedIndexBytes, f.IndexForm, f.CompressionRatio)
 	if f.CompressionRatio < 1000 || f.Coverage != 1 {
 		t.Fatalf("ratio %.1f (%d -> %d bytes), coverage %.3f; want >= 1000 and 1", f.CompressionRatio, f.RawIndexBytes, f.EncodedIndexBytes, f.Coverage)
 	}

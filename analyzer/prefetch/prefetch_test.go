@@ -83,6 +83,9 @@ func TestStridedTwoRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := byName(rep)
+	for _, r := range rep.Results {
+		t.Logf("%-15s predicted %.3f unused %.3f", r.Predictor, r.PredictedFraction, r.UnusedFraction)
+	}
 	if rep.Mode != "runs" || res[Pattern].Reads != int64(len(reads)) {
 		t.Fatalf("mode %s, %d reads", rep.Mode, res[Pattern].Reads)
 	}
