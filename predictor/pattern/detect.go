@@ -118,8 +118,12 @@ func regroup(d []int64, spans []span, window int) ([]span, bool) {
 		members := spans[g.start : g.start+g.period]
 		first, last := members[0], members[len(members)-1]
 		period := last.start + last.period*last.reps - first.start
-		if g.reps < 2 || period > MaxGroup ||
-			!equalRun(d[first.start:first.start+period], d[first.start+period:first.start+period*g.reps]) {
+		// Shapes are compared by a hash: check every repetition exactly.
+		same := g.reps >= 2 && period <= MaxGroup
+		for r := 1; same && r < g.reps; r++ {
+			same = equalRun(d[first.start:first.start+period], d[first.start+r*period:first.start+(r+1)*period])
+		}
+		if !same {
 			out = append(out, spans[g.start:g.start+g.period*g.reps]...)
 			continue
 		}
