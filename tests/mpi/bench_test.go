@@ -1,0 +1,83 @@
+package mpi
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// BenchmarkMPIIOOverhead measures, side by side in one run, the time per
+// MPI-IO call of a one-rank job without and with iopred, under each
+// implementation: MPI_File_write_at of 4 KiB to /dev/shm (one MPI-IO
+// event plus the pwrite underneath are recorded) and MPI_File_seek (one
+// event, no I/O underneath), 20,000 calls each in batches of 1000.
+// overhead-*-ns is the median batch's cost per call over the bare call
+// (the interposer's own cost; goal: at most 1000 ns); mean-overhead-*-ns
+// also counts the waits for the trace consumer when the program issues
+// events faster than it drains them.
+func BenchmarkMPIIOOverhead(b *testing.B) {
+	lib := library(b)
+	const calls = 20000
+	dir := "/dev/shm"
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		dir = b.TempDir()
+	}
+	for _, m := range impls {
+		b.Run(m.name, func(b *testing.B) {
+			need(b, m.cc, m.run)
+			prog := compile(b, m.cc, "mpibench.c")
+			data := filepath.Join(dir, fmt.Sprintf("iopred-mpibench-%d", os.Getpid()))
+			defer os.Remove(data)
+			measure := func(env []string) (write, writeMean, seek, seekMean float64) {
+				out, err := mpirun(b, m, 1, 2*time.Minute, env, prog, data, fmt.Sprint(calls))
+				if err != nil {
+					b.Fatalf("mpibench: %v\n%s", err, out)
+				}
+				// The last line is the program's; launchers may print before it.
+				lines := bytesLines(out)
+				if _, err := fmt.Sscanf(lines[len(lines)-1], "write_at %g %g seek %g %g", &write, &writeMean, &seek, &seekMean); err != nil {
+					b.Fatalf("mpibench output %q: %v", out, err)
+				}
+				return
+			}
+			var bare, traced [4]float64
+			for i := 0; i < b.N; i++ {
+				w, wm, s, sm := measure([]string{"IOPRED_UNUSED=1"})
+				bare = [4]float64{bare[0] + w, bare[1] + wm, bare[2] + s, bare[3] + sm}
+				w, wm, s, sm = measure([]string{"LD_PRELOAD=" + lib, "IOPRED_DIR=" + b.TempDir()})
+				traced = [4]float64{traced[0] + w, traced[1] + wm, traced[2] + s, traced[3] + sm}
+			}
+			n := float64(b.N)
+			b.ReportMetric(bare[0]/n, "bare-write_at-ns")
+			b.ReportMetric(traced[0]/n, "traced-write_at-ns")
+			b.ReportMetric((traced[0]-bare[0])/n, "overhead-write_at-ns")
+			b.ReportMetric((traced[1]-bare[1])/n, "mean-overhead-write_at-ns")
+			b.ReportMetric(bare[2]/n, "bare-seek-ns")
+			b.ReportMetric(traced[2]/n, "traced-seek-ns")
+			b.ReportMetric((traced[2]-bare[2])/n, "overhead-seek-ns")
+			b.ReportMetric((traced[3]-bare[3])/n, "mean-overhead-seek-ns")
+		})
+	}
+}
+
+func bytesLines(out []byte) []string {
+	var lines []string
+	start := 0
+	for i, c := range out {
+		if c == '\n' {
+			if i > start {
+				lines = append(lines, string(out[start:i]))
+			}
+			start = i + 1
+		}
+	}
+	if start < len(out) {
+		lines = append(lines, string(out[start:]))
+	}
+	if len(lines) == 0 {
+		lines = []string{""}
+	}
+	return lines
+}
