@@ -617,3 +617,23 @@ func FuzzDetect(f *testing.F) {
 		}
 	})
 }
+
+// A long repetition that breaks off part-way (a loop of 1000 writes over
+// 256 slots, restarted: rows of 256, 256, 256 and 232) gives back more
+// steps than the stream's recent window holds; the stream must keep going
+// and still predict the rows that follow.
+func TestStreamLongBrokenRepetition(t *testing.T) {
+	s := NewStream(16)
+	var offs []int64
+	for batch := 0; batch < 50; batch++ {
+		for i := 0; i < 1000; i++ {
+			offs = append(offs, int64(i%256)*4096)
+		}
+	}
+	for _, o := range offs {
+		s.Add(o, 4096)
+	}
+	if got := s.Predict(2); len(got) == 0 {
+		t.Fatal("no prediction after 50 batches of the same loop")
+	}
+}

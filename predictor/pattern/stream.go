@@ -126,7 +126,13 @@ func (s *Stream) push(st step, lag int) {
 	}
 	s.units = append(s.units, streamUnit{init: init, phys: phys, steps: []step{st}, reps: 1})
 	s.steps++
-	if !s.fold(s.recent[:len(s.recent)-lag]) {
+	// A broken repetition can give back more steps than the recent window
+	// still holds: those steps have nothing left to fold with.
+	end := len(s.recent) - lag
+	if end < 0 {
+		end = 0
+	}
+	if !s.fold(s.recent[:end]) {
 		s.foldUnits()
 	}
 	drop := 0
