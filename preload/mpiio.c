@@ -46,6 +46,7 @@ IOP_HIDDEN int iop_mpi_rank = -1; /* MPI_COMM_WORLD rank once MPI_Init returned 
 #define MPI_UNDEFINED_VAL (-32766) /* the same in Open MPI and MPICH */
 #define STATUS_MAX 64              /* bytes: larger than either implementation's MPI_Status */
 #define MODE_SEQUENTIAL 256        /* the same in both */
+#define SEEK_SET_VAL 600           /* MPI_SEEK_SET, the same in both */
 
 enum { IMPL_UNKNOWN = 0, IMPL_OMPI = 1, IMPL_MPICH = 2 };
 
@@ -571,15 +572,20 @@ static void closed(mh fh, int r) {
   }                                                                                    \
   FORTRAN_SYNC(name, stem)
 
-/* A seek is recorded at the byte offset it set, as lseek is. */
-static void sought(struct iop_call *c, mh fh, int r, int whence, int shared) {
+/* A seek is recorded at the byte offset it set, as lseek is: the one it
+ * was given with MPI_SEEK_SET (other ranks may move a shared pointer
+ * before iopred could read it back), else the position read after it. */
+static void sought(struct iop_call *c, mh fh, int r, moff off, int whence, int shared) {
   int amode = 0;
   c->file = mfile_id(fh, &amode);
   c->aux = whence;
-  moff pos, bytes;
+  moff pos = off, bytes;
   if (r != 0 || (amode & MODE_SEQUENTIAL)) return;
-  int (*get)(mh, moff *) = shared ? mpi.position_shared : mpi.position;
-  if (get && get(fh, &pos) == 0 && mpi.byte_offset && mpi.byte_offset(fh, pos, &bytes) == 0) c->offset = bytes;
+  if (whence != SEEK_SET_VAL) {
+    int (*get)(mh, moff *) = shared ? mpi.position_shared : mpi.position;
+    if (!get || get(fh, &pos) != 0) return;
+  }
+  if (mpi.byte_offset && mpi.byte_offset(fh, pos, &bytes) == 0) c->offset = bytes;
 }
 
 #define MPI_WRAP_SEEKX(name, stem, shared)                                             \
@@ -588,7 +594,7 @@ static void sought(struct iop_call *c, mh fh, int r, int whence, int shared) {
     MPI_GET_REAL(name);                                                                \
     if (!mpi_begin(&c, IOP_OP_##name)) return real(fh, off, whence);                   \
     MPI_REAL_CALL(c, real(fh, off, whence));                                           \
-    sought(&c, fh, r, whence, shared);                                                 \
+    sought(&c, fh, r, off, whence, shared);                                                 \
     MPI_FINISH(c);                                                                     \
   }                                                                                    \
   FORTRAN_SEEK(name, stem, shared)
@@ -1004,7 +1010,7 @@ static void fissued(struct iop_call *c, int r, const fint *req) {
 #define FORTRAN_SEEK(name, stem, shared)                                                         \
   FBOTH(IOP_OP_##name, stem, (fint *fh, moff *off, fint *whence, fint *ierr), (fh, off, whence, ierr), ({       \
           FCALL((fh, off, whence, ierr));                                                        \
-          sought(&c, mpi.file_f2c(*fh), r, *whence, shared);                                     \
+          sought(&c, mpi.file_f2c(*fh), r, *off, *whence, shared);                                     \
         }))
 
 #define FORTRAN_VIEW(name, stem)                                                                 \

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"unsafe"
 
@@ -22,6 +23,42 @@ import (
 // The model is created on first need, apart from the trace: a program can
 // ask for predictions from a saved model before it has done any I/O.
 var model *predictor.Model
+
+// modelBroken is set when the model failed, or when IOPRED_PREDICT=0
+// turned it off: the trace goes on without it.
+var modelBroken = !predictionsWanted()
+
+// predictionsWanted reads IOPRED_PREDICT: 1 (the default) runs the model
+// in the process, 0 only records the trace.
+func predictionsWanted() bool {
+	switch v := os.Getenv("IOPRED_PREDICT"); v {
+	case "", "1":
+		return true
+	case "0":
+		return false
+	default:
+		fmt.Fprintf(os.Stderr, "iopred: IOPRED_PREDICT=%s is not 0 or 1; using 1\n", v)
+		return true
+	}
+}
+
+// observe feeds the model, which must never cost the trace: a failure of
+// the model turns predictions off and says so, once.
+func observe(e *tracefmt.Event) {
+	if modelBroken {
+		return
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			modelBroken = true
+			fmt.Fprintf(os.Stderr, "iopred: predictions stopped: internal error in the model: %v\n", r)
+			if os.Getenv("IOPRED_DEBUG") == "1" {
+				os.Stderr.Write(debug.Stack())
+			}
+		}
+	}()
+	getModel().Observe(e)
+}
 
 // modelPath is IOPRED_MODEL: the model to load at start and save at exit.
 func modelPath() string { return os.Getenv("IOPRED_MODEL") }
@@ -52,6 +89,9 @@ func saveModel() error {
 		return nil
 	}
 	var buf bytes.Buffer
+	if modelBroken {
+		return nil
+	}
 	if err := model.Save(&buf); err != nil {
 		return err
 	}
@@ -63,6 +103,15 @@ func saveModel() error {
 		return err
 	}
 	return os.Rename(tmp, p)
+}
+
+// modelSummary is what the trace's footer says of the model, or nothing
+// when it did not run.
+func modelSummary() map[string]any {
+	if modelBroken || model == nil {
+		return nil
+	}
+	return model.Summary()
 }
 
 // opKinds maps a call to the C API's enum iopred_op.
@@ -101,6 +150,9 @@ func cString(s string) *C.char {
 //export iopGoPredict
 func iopGoPredict(out *C.struct_iopred_prediction, max C.int) (n C.int) {
 	defer recoverInto("predict")
+	if modelBroken {
+		return 0
+	}
 	preds := getModel().Predict(int(max))
 	dst := unsafe.Slice(out, int(max))
 	for i, p := range preds {

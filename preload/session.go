@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"sort"
 	"unsafe"
 )
@@ -74,9 +75,13 @@ func iopGoFrameOpen() C.int {
 }
 
 // recoverInto keeps a failure of iopred from ever reaching the
-// application: the session stops recording and says why, once.
+// application: the session stops recording and says why, once (with the
+// Go stack when IOPRED_DEBUG=1, for a bug report).
 func recoverInto(where string) {
 	if r := recover(); r != nil {
+		if os.Getenv("IOPRED_DEBUG") == "1" {
+			os.Stderr.Write(debug.Stack())
+		}
 		if sess != nil {
 			sess.fail(fmt.Errorf("internal error in %s: %v", where, r))
 		} else {

@@ -208,7 +208,7 @@ func (s *session) write(c *batchEvent) error {
 		return err
 	}
 	e.Path = path
-	getModel().Observe(e)
+	observe(e)
 	return nil
 }
 
@@ -245,7 +245,7 @@ func (s *session) finish(reason string) {
 		Events:  s.events,
 		Bytes:   s.bytes,
 		Dropped: uint64(C.iop_dropped()),
-		Model:   getModel().Summary(),
+		Model:   modelSummary(),
 	})
 	// No fsync: the page cache outlives the process, and a sync at exit
 	// would cost the program milliseconds.

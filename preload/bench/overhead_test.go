@@ -58,6 +58,7 @@ func variants(tb testing.TB) []variant {
 		{"bare", nil},
 		{"capture", []string{"LD_PRELOAD=" + lib, "IOPRED_DIR=" + dir}},
 		{"nocapture", []string{"LD_PRELOAD=" + lib, "IOPRED_DIR=" + dir, "IOPRED_CONTEXT_DEPTH=0"}},
+		{"traceonly", []string{"LD_PRELOAD=" + lib, "IOPRED_DIR=" + dir, "IOPRED_PREDICT=0"}},
 	}
 }
 
@@ -101,6 +102,7 @@ func BenchmarkCallOverhead(b *testing.B) {
 			b.ReportMetric(bare, "bare-ns/call")
 			b.ReportMetric(median(med["capture"])-bare, "capture-extra-ns/call")
 			b.ReportMetric(median(med["nocapture"])-bare, "nocapture-extra-ns/call")
+			b.ReportMetric(median(med["traceonly"])-bare, "traceonly-extra-ns/call")
 			b.ReportMetric(median(med["capture"])/bare, "capture-ratio")
 			b.ReportMetric(median(med["nocapture"])/bare, "nocapture-ratio")
 		})
@@ -158,6 +160,7 @@ func BenchmarkCallInstructions(b *testing.B) {
 			b.ReportMetric(per["bare"], "bare-instr/call")
 			b.ReportMetric(per["capture"]-per["bare"], "capture-extra-instr/call")
 			b.ReportMetric(per["nocapture"]-per["bare"], "nocapture-extra-instr/call")
+			b.ReportMetric(per["traceonly"]-per["bare"], "traceonly-extra-instr/call")
 		})
 	}
 }
