@@ -1,0 +1,2 @@
+/* Does no I/O at all. */
+int main(void) { return 3; }
