@@ -24,7 +24,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"gonum.org/v1/gonum/dsp/fourier"
 )
 
 // DefaultFs is FTIO's default sampling frequency in hertz.
@@ -340,7 +339,7 @@ func firstSampleAtOrAfter(t, t0, fs float64, n int) int {
 func analyzeSamples(x []float64, t0, fs float64, opt Options) Result {
 	n := len(x)
 	res := Result{NSamples: n, TStart: t0, TEnd: t0 + float64(n)/fs, Fs: fs, Signal: x, Verdict: "not periodic"}
-	coef := fourier.NewFFT(n).Coefficients(nil, x)
+	coef := realDFT(x)
 	half := n / 2
 	v := make([]float64, half)
 	var sum, power float64

@@ -109,18 +109,24 @@ func FileSources(paths []string, mode Mode, ftioModes []string) ([]Source, error
 	}
 	srcs := make([]Source, len(inputs))
 	for i, in := range inputs {
-		srcs[i] = func(fn func(Request) error) error {
-			if !in.ftio {
-				return iopredEvents(in.path, mode, base, fn)
-			}
-			_, err := tracefmt.ReadFTIOFile(in.path, func(r tracefmt.FTIORequest) error {
-				if !want[r.Mode] {
-					return nil
-				}
-				return fn(Request{Start: r.Start, End: r.End, Bandwidth: r.Bandwidth})
-			})
-			return err
+		if !in.ftio {
+			srcs[i] = func(fn func(Request) error) error { return iopredEvents(in.path, mode, base, fn) }
+			continue
 		}
+		// FTIO inputs are small next to iopred traces (TMIO aggregates
+		// per rank and phase) and the JSON decoder holds each record
+		// whole anyway, so they are parsed once and replayed from memory.
+		var reqs []Request
+		_, err := tracefmt.ReadFTIOFile(in.path, func(r tracefmt.FTIORequest) error {
+			if want[r.Mode] {
+				reqs = append(reqs, Request{Start: r.Start, End: r.End, Bandwidth: r.Bandwidth})
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		srcs[i] = Slice(reqs)
 	}
 	return srcs, nil
 }

@@ -3,7 +3,10 @@ package ftio
 import (
 	"errors"
 	"math"
+	"math/cmplx"
 	"testing"
+
+	"gonum.org/v1/gonum/dsp/fourier"
 )
 
 // TestSample proves the zero-order hold: a request covers the samples
@@ -155,5 +158,23 @@ func TestOnline(t *testing.T) {
 	}
 	if len(o.reqs) > 50 {
 		t.Errorf("%d requests held, capacity 50", len(o.reqs))
+	}
+}
+
+// TestBluestein proves the long-prime-factor path computes the same DFT as
+// gonum's FFT (lengths 2·5·101, 2·211, a prime 1009).
+func TestBluestein(t *testing.T) {
+	for _, n := range []int{1010, 422, 1009} {
+		x := make([]float64, n)
+		for i := range x {
+			x[i] = math.Sin(float64(i)*0.37) + float64(i%7)
+		}
+		want := fourier.NewFFT(n).Coefficients(nil, x)
+		got := bluestein(x)
+		for k := range got {
+			if cmplx.Abs(got[k]-want[k]) > 1e-8*float64(n) {
+				t.Fatalf("n %d bin %d: %v, want %v", n, k, got[k], want[k])
+			}
+		}
 	}
 }

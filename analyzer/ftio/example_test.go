@@ -1,0 +1,38 @@
+package ftio_test
+
+import (
+	"fmt"
+
+	"iopred/analyzer/ftio"
+)
+
+// A burst of 1 MB every 4 s for 20 periods is found with high confidence.
+func ExampleAnalyze() {
+	var reqs []ftio.Request
+	for i := 0; i < 20; i++ {
+		s := 4 * float64(i)
+		reqs = append(reqs, ftio.Request{Start: s, End: s + 1, Bandwidth: 1e6})
+	}
+	res, err := ftio.Analyze(ftio.Slice(reqs), ftio.Options{})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("%d samples, period %.2f s, %s confidence\n", res.NSamples, *res.PeriodS, res.Verdict)
+	// Output: 770 samples, period 4.05 s, high confidence
+}
+
+// The online evaluator takes requests as they complete and predicts on
+// demand, as the library does inside the process.
+func ExampleOnline() {
+	o := ftio.NewOnline(ftio.Options{}, 0)
+	for i := int64(0); i < 12; i++ {
+		start := i * 5_000_000_000 // every 5 s
+		o.Add(start, start+1_000_000_000, 1<<20, true)
+	}
+	res, err := o.Evaluate()
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("period %.2f s after %d find(s)\n", *res.PeriodS, o.Found())
+	// Output: period 5.09 s after 1 find(s)
+}
