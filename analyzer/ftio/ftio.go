@@ -23,7 +23,6 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
-
 )
 
 // DefaultFs is FTIO's default sampling frequency in hertz.
