@@ -1,0 +1,144 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+func ftioExamples(t *testing.T) string {
+	_, file, _, _ := runtime.Caller(0)
+	dir := filepath.Join(filepath.Dir(file), "..", "..", "..", "..", "shared", "interop", "ftio")
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("FTIO example traces not found at %s: %v", dir, err)
+	}
+	return dir
+}
+
+// TestPeriodJSONContract proves `iopred period --json` prints one object
+// with the documented fields, FTIO's answer on its 8-rank example, and
+// null period fields when there is none.
+func TestPeriodJSONContract(t *testing.T) {
+	dir := ftioExamples(t)
+	var out, errb bytes.Buffer
+	if code := runMain([]string{"period", "--json", filepath.Join(dir, "tmio-8ranks.jsonl")}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var got map[string]any
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatalf("%v: %s", err, out.String())
+	}
+	for _, k := range []string{"freq_hz", "period_s", "confidence", "n_samples", "t_start", "t_end", "fs", "candidates", "rpde", "spectral_flatness", "sigma_vol", "sigma_time", "r_io", "b_io", "volume_per_period", "periodicity_score"} {
+		if _, ok := got[k]; !ok {
+			t.Errorf("field %s missing", k)
+		}
+	}
+	if f, _ := got["freq_hz"].(float64); math.Abs(f-0.519031) > 1e-6 || got["n_samples"].(float64) != 289 {
+		t.Errorf("freq %v N %v, want 0.519031 and 289", got["freq_hz"], got["n_samples"])
+	}
+	cands, _ := got["candidates"].([]any)
+	if len(cands) != 1 {
+		t.Fatalf("candidates %v", got["candidates"])
+	}
+	for _, k := range []string{"freq_hz", "period_s", "confidence", "z"} {
+		if _, ok := cands[0].(map[string]any)[k]; !ok {
+			t.Errorf("candidate field %s missing", k)
+		}
+	}
+
+	// A steady trace has no period: both fields are null.
+	flat := filepath.Join(t.TempDir(), "flat.json")
+	os.WriteFile(flat, []byte(`{"write_sync":{"bandwidth":{"b_rank_avr":[5],"t_rank_s":[0],"t_rank_e":[60]}}}`), 0o644)
+	out.Reset()
+	if code := runMain([]string{"period", "--json", flat}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	got = nil
+	json.Unmarshal(out.Bytes(), &got)
+	if v, ok := got["freq_hz"]; !ok || v != nil || got["period_s"] != nil {
+		t.Errorf("flat trace: freq_hz %v period_s %v, want null", got["freq_hz"], got["period_s"])
+	}
+}
+
+// TestPeriodOnlineAndPlot proves --online prints one JSON object per
+// prediction and --plot writes each format.
+func TestPeriodOnlineAndPlot(t *testing.T) {
+	dir := ftioExamples(t)
+	var out, errb bytes.Buffer
+	if code := runMain([]string{"period", "--online", "--json", filepath.Join(dir, "tmio-8ranks.jsonl")}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	lines := 0
+	sc := bufio.NewScanner(&out)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var obj map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &obj); err != nil {
+			t.Fatalf("line %d: %v", lines+1, err)
+		}
+		if _, ok := obj["freq_hz"]; !ok {
+			t.Fatalf("line %d lacks freq_hz", lines+1)
+		}
+		lines++
+	}
+	if lines < 2 {
+		t.Errorf("%d online predictions, want several", lines)
+	}
+	tmp := t.TempDir()
+	for _, ext := range []string{".svg", ".png", ".html"} {
+		p := filepath.Join(tmp, "plot"+ext)
+		out.Reset()
+		if code := runMain([]string{"period", "--plot", p, filepath.Join(dir, "custom-4ranks.json")}, &out, &errb); code != 0 {
+			t.Fatalf("%s: exit %d: %s", ext, code, errb.String())
+		}
+		b, err := os.ReadFile(p)
+		if err != nil || len(b) < 1000 {
+			t.Errorf("%s: %d bytes, %v", ext, len(b), err)
+		}
+		if ext == ".html" && !strings.Contains(string(b), "<svg") {
+			t.Error("html page does not embed the svg")
+		}
+	}
+}
+
+// TestPeriodBadInput proves bad input ends with an error naming the file
+// and line rather than a crash.
+func TestPeriodBadInput(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.jsonl")
+	os.WriteFile(bad, []byte(`{"write_sync":{"bandwidth":{"b_rank_avr":[1],"t_rank_s":[0],"t_rank_e":[1]}}}`+"\n{oops\n"), 0o644)
+	var out, errb bytes.Buffer
+	if code := runMain([]string{"period", bad}, &out, &errb); code != 1 || !strings.Contains(errb.String(), "bad.jsonl:2") {
+		t.Errorf("exit %d, stderr %q", code, errb.String())
+	}
+}
+
+// TestSynthToPeriod proves a generated trace set, read back through the
+// iopred trace reader, gives the generator's mean iteration length.
+func TestSynthToPeriod(t *testing.T) {
+	dir := t.TempDir()
+	var out, errb bytes.Buffer
+	if code := runMain([]string{"synth", "-o", dir, "--procs", "4", "--iterations", "15", "--compute", "6", "--delay", "0.05"}, &out, &errb); code != 0 {
+		t.Fatalf("synth exit %d: %s", code, errb.String())
+	}
+	var mean float64
+	if i := strings.Index(out.String(), "(the period to find) "); i >= 0 {
+		json.Unmarshal([]byte(strings.Fields(out.String()[i+len("(the period to find) "):])[0]), &mean)
+	}
+	out.Reset()
+	if code := runMain([]string{"period", "--json", dir}, &out, &errb); code != 0 {
+		t.Fatalf("period exit %d: %s", code, errb.String())
+	}
+	var got struct {
+		PeriodS *float64 `json:"period_s"`
+	}
+	json.Unmarshal(out.Bytes(), &got)
+	if mean == 0 || got.PeriodS == nil || math.Abs(*got.PeriodS-mean)/mean > 0.05 {
+		t.Errorf("period %v, generated mean iteration %g", got.PeriodS, mean)
+	}
+}
