@@ -184,3 +184,14 @@ func requestOf(startNs, endNs, bytes int64) Request {
 	}
 	return r
 }
+
+// AnalyzeFiles is the one-call analysis of trace files or directories
+// (iopred traces and FTIO inputs, merged into one application signal), for
+// programs and integration tests that want the period of a recorded run.
+func AnalyzeFiles(paths []string, mode Mode, opt Options) (Result, error) {
+	srcs, err := FileSources(paths, mode, nil)
+	if err != nil {
+		return Result{}, err
+	}
+	return AnalyzeSources(srcs, opt)
+}

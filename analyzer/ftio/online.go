@@ -3,16 +3,15 @@ package ftio
 import "math"
 
 // DefaultOnlineCapacity bounds the requests an Online evaluator holds.
-const DefaultOnlineCapacity = 1 << 20
+const DefaultOnlineCapacity = 1 << 18
 
 // Online evaluates the period of a growing trace (FTIO's section 3.4).
 // Requests arrive through Add; Evaluate analyses the current window. Once
 // a dominant frequency has been found three times, the window shrinks to
-// three times the last period found, ending at the latest request (requests
-// that started before it are dropped); later
-// evaluations keep narrowing it the same way. Memory is bounded: requests
-// that fell out of the window are dropped, and past Capacity the oldest
-// go first.
+// three times the last period found, ending at the latest request (only
+// requests that started inside it count); later
+// evaluations keep narrowing it the same way. Memory is bounded: past the
+// capacity the oldest requests are dropped.
 //
 // An Online is not safe for concurrent use.
 type Online struct {
@@ -58,18 +57,27 @@ func (o *Online) Window() float64 { return o.windowS }
 // Found returns how many evaluations found a dominant frequency.
 func (o *Online) Found() int { return o.found }
 
-// Evaluate analyses the requests inside the window. A trace too short to
+// Evaluate analyses the requests inside the window. When the narrowed
+// window shows no period (FTIO's rule can lock onto a short spurious period
+// found early in a run), the evaluator falls back to every request it
+// still holds and starts counting finds again. A trace too short to
 // sample gives a Result without a period and the error.
 func (o *Online) Evaluate() (Result, error) {
 	if o.windowS > 0 {
 		from := o.latest - o.windowS
-		kept := o.reqs[:0]
+		var window []Request
 		for _, r := range o.reqs {
 			if r.Start >= from {
-				kept = append(kept, r)
+				window = append(window, r)
 			}
 		}
-		o.reqs = kept
+		res, err := Analyze(Slice(window), o.opt)
+		if err == nil && res.PeriodS != nil {
+			o.found++
+			o.windowS = 3 * *res.PeriodS
+			return res, nil
+		}
+		o.found, o.windowS = 0, 0
 	}
 	res, err := Analyze(Slice(o.reqs), o.opt)
 	if err != nil {
