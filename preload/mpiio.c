@@ -58,6 +58,7 @@ static struct {
   size_t status_size, req_size;
   int *f_status_ignore;   /* Open MPI's Fortran MPI_STATUS_IGNORE */
   int *f_statuses_ignore; /* and MPI_STATUSES_IGNORE */
+  void *f08_status_ignore[2], *f08_statuses_ignore[2]; /* MPICH's mpi_f08 ones */
   int (*type_size)(mh, int *);
   int (*byte_offset)(mh, moff, moff *);
   int (*position)(mh, moff *);
@@ -98,6 +99,11 @@ static void mpi_setup(void) {
     mpi.status_ignore = 1;
     mpi.status_size = 20; /* int count_lo, count_hi_and_cancelled, source, tag, error */
     mpi.req_size = sizeof(int);
+    mpi.f08_status_ignore[0] = mpi_sym("MPIR_F08_MPI_STATUS_IGNORE_OBJ");
+    mpi.f08_statuses_ignore[0] = mpi_sym("MPIR_F08_MPI_STATUSES_IGNORE_OBJ");
+    void **p = mpi_sym("MPI_F08_STATUS_IGNORE"), **q = mpi_sym("MPI_F08_STATUSES_IGNORE");
+    mpi.f08_status_ignore[1] = p ? *p : NULL;
+    mpi.f08_statuses_ignore[1] = q ? *q : NULL;
   }
   mpi.type_size = (int (*)(mh, int *))mpi_sym("PMPI_Type_size");
   mpi.byte_offset = (int (*)(mh, moff, moff *))mpi_sym("PMPI_File_get_byte_offset");
@@ -216,6 +222,12 @@ static int mreq_find(uintptr_t req, struct mreq *out, int take) {
   }
   unlock(&mreqs_lock);
   return found;
+}
+
+/* The C handle of a Fortran request: MPICH's are the same integers. */
+static inline uintptr_t fortran_request(int f) {
+  if (mpi.impl == IMPL_MPICH) return (uintptr_t)(unsigned)f;
+  return mpi.request_f2c ? mpi.request_f2c(f) : 0;
 }
 
 static inline uintptr_t load_req(const void *reqs, int i) {
@@ -633,7 +645,7 @@ static int completion_scan(struct completion *cp, int n, const void *reqs, int f
   int found = 0;
   for (int i = 0; i < n; i++) {
     cp->mine[i].req = 0;
-    uintptr_t h = fortran ? (mpi.request_f2c ? mpi.request_f2c(((const int *)reqs)[i]) : 0) : load_req(reqs, i);
+    uintptr_t h = fortran ? fortran_request(((const int *)reqs)[i]) : load_req(reqs, i);
     if (h && mreq_find(h, &cp->mine[i], 0)) found++;
   }
   return found;
@@ -831,9 +843,10 @@ static void mpi_started(int r) {
 typedef int fint;
 
 /* The Fortran status the call fills, and the bytes it reports. */
-static inline fint *fstatus_for(fint *st, fint *own) {
-  return (!st || st == mpi.f_status_ignore) ? own : st;
+static inline int fstatus_ignored(const void *st) {
+  return !st || st == mpi.f_status_ignore || (st && (st == mpi.f08_status_ignore[0] || st == mpi.f08_status_ignore[1]));
 }
+static inline fint *fstatus_for(fint *st, fint *own) { return fstatus_ignored(st) ? own : st; }
 static void fdata_done(struct iop_call *c, int r, const fint *fst) {
   c->bytes = 0;
   if (r != 0) return;
@@ -843,10 +856,11 @@ static void fdata_done(struct iop_call *c, int r, const fint *fst) {
 
 /* fortran_begin: record this call here (Open MPI), or let the real
  * Fortran function reach the C wrappers (MPICH). */
-static inline int fortran_begin(struct iop_call *c, int op) {
+static inline int fortran_begin(struct iop_call *c, int op, int impl) {
   if (iop_mpi_parent || iop_state != IOP_ACTIVE || iop_in) return 0;
   mpi_setup();
-  if (mpi.impl != IMPL_OMPI || !mpi.file_f2c || !mpi.type_f2c) return 0;
+  /* MPICH has no PMPI_Type_f2c: its datatypes are the same integers. */
+  if (mpi.impl != impl || !mpi.file_f2c || (impl == IMPL_OMPI && !mpi.type_f2c)) return 0;
   return mpi_begin(c, op);
 }
 
@@ -859,19 +873,26 @@ static inline int fortran_begin(struct iop_call *c, int op) {
 
 /* FBOTH defines the two exported symbols of a stem around one body. */
 #define FBOTH(op, stem, params, args, body)                                 \
-  FBODY(mpi_##stem##_, op, params, args, body)                             \
-  FBODY(ompi_##stem##_f, op, params, args, body)
+  FBODY(mpi_##stem##_, op, IMPL_OMPI, params, args, body)                  \
+  FBODY(ompi_##stem##_f, op, IMPL_OMPI, params, args, body)
 
-#define FBODY(sym, op, params, args, body)                                  \
+/* FALL3 adds MPICH's mpi_f08 entry point, for the calls whose f08
+ * binding goes to PMPI_ (its data calls go to the C MPI_ names); there
+ * the error argument is optional (NULL when absent). */
+#define FALL3(op, stem, params, args, body)                                 \
+  FBOTH(op, stem, params, args, body)                                      \
+  FBODY(mpi_##stem##_f08_, op, IMPL_MPICH, params, args, body)
+
+#define FBODY(sym, op, impl, params, args, body)                            \
   FREAL(sym, params)                                                       \
   IOP_EXPORT void sym params {                                             \
     void(*real) params = f_real_##sym();                                   \
     if (IOP_UNLIKELY(!real)) {                                             \
-      *ierr = MPI_ERR_FALLBACK;                                            \
+      if (ierr) *ierr = MPI_ERR_FALLBACK;                                  \
       return;                                                              \
     }                                                                      \
     struct iop_call c;                                                     \
-    if (!fortran_begin(&c, op)) {                                                \
+    if (!fortran_begin(&c, op, impl)) {                                          \
       real args;                                                           \
       return;                                                              \
     }                                                                      \
@@ -892,7 +913,7 @@ static inline int fortran_begin(struct iop_call *c, int op) {
     c.end_ns = iop_now();                                                  \
     c.err = errno;                                                         \
     iop_mpi_parent = 0;                                                    \
-    r = *ierr;                                                             \
+    r = ierr ? *ierr : 0;                                                  \
     c.ret = r;                                                             \
   } while (0)
 
@@ -922,7 +943,7 @@ static inline int fortran_begin(struct iop_call *c, int op) {
  * below and find the request by its C handle. */
 static void fissued(struct iop_call *c, int r, const fint *req) {
   c->bytes = 0;
-  if (r == 0 && req && mpi.request_f2c) mreq_add(mpi.request_f2c(*req), c->file, c->offset, c->size, c->seq);
+  if (r == 0 && req) mreq_add(fortran_request(*req), c->file, c->offset, c->size, c->seq);
 }
 #define FORTRAN_IAT(name, stem)                                                                  \
   FBOTH(IOP_OP_##name, stem, (fint *fh, moff *off, void *buf, fint *count, fint *dt, fint *req, fint *ierr),    \
@@ -970,7 +991,7 @@ static void fissued(struct iop_call *c, int r, const fint *req) {
         }))
 
 #define FORTRAN_OPEN(name, stem)                                                                 \
-  FBOTH(IOP_OP_##name, stem, (fint *comm, const char *fname, fint *amode, fint *info, fint *fh, fint *ierr, size_t len), \
+  FALL3(IOP_OP_##name, stem, (fint *comm, const char *fname, fint *amode, fint *info, fint *fh, fint *ierr, size_t len), \
         (comm, fname, amode, info, fh, ierr, len), ({                                            \
           FCALL((comm, fname, amode, info, fh, ierr, len));                                      \
           size_t n = (unsigned)len;                                                              \
@@ -979,7 +1000,7 @@ static void fissued(struct iop_call *c, int r, const fint *req) {
         }))
 
 #define FORTRAN_CLOSE(name, stem)                                                                \
-  FBOTH(IOP_OP_##name, stem, (fint *fh, fint *ierr), (fh, ierr), ({                                             \
+  FALL3(IOP_OP_##name, stem, (fint *fh, fint *ierr), (fh, ierr), ({                                             \
           mh was = mpi.file_f2c(*fh);                                                            \
           closing(&c, was);                                                                      \
           FCALL((fh, ierr));                                                                     \
@@ -987,7 +1008,7 @@ static void fissued(struct iop_call *c, int r, const fint *req) {
         }))
 
 #define FORTRAN_DELETE(name, stem)                                                               \
-  FBOTH(IOP_OP_##name, stem, (const char *fname, fint *info, fint *ierr, size_t len), (fname, info, ierr, len), ({ \
+  FALL3(IOP_OP_##name, stem, (const char *fname, fint *info, fint *ierr, size_t len), (fname, info, ierr, len), ({ \
           FCALL((fname, info, ierr, len));                                                       \
           size_t n = (unsigned)len;                                                              \
           while (n > 0 && fname[n - 1] == ' ') n--;                                              \
@@ -995,26 +1016,26 @@ static void fissued(struct iop_call *c, int r, const fint *req) {
         }))
 
 #define FORTRAN_SIZE(name, stem)                                                                 \
-  FBOTH(IOP_OP_##name, stem, (fint *fh, moff *size, fint *ierr), (fh, size, ierr), ({                           \
+  FALL3(IOP_OP_##name, stem, (fint *fh, moff *size, fint *ierr), (fh, size, ierr), ({                           \
           c.file = mfile_id(mpi.file_f2c(*fh), NULL);                                            \
           c.size = *size;                                                                        \
           FCALL((fh, size, ierr));                                                               \
         }))
 
 #define FORTRAN_SYNC(name, stem)                                                                 \
-  FBOTH(IOP_OP_##name, stem, (fint *fh, fint *ierr), (fh, ierr), ({                                             \
+  FALL3(IOP_OP_##name, stem, (fint *fh, fint *ierr), (fh, ierr), ({                                             \
           c.file = mfile_id(mpi.file_f2c(*fh), NULL);                                            \
           FCALL((fh, ierr));                                                                     \
         }))
 
 #define FORTRAN_SEEK(name, stem, shared)                                                         \
-  FBOTH(IOP_OP_##name, stem, (fint *fh, moff *off, fint *whence, fint *ierr), (fh, off, whence, ierr), ({       \
+  FALL3(IOP_OP_##name, stem, (fint *fh, moff *off, fint *whence, fint *ierr), (fh, off, whence, ierr), ({       \
           FCALL((fh, off, whence, ierr));                                                        \
           sought(&c, mpi.file_f2c(*fh), r, *off, *whence, shared);                                     \
         }))
 
 #define FORTRAN_VIEW(name, stem)                                                                 \
-  FBOTH(IOP_OP_##name, stem, (fint *fh, moff *disp, fint *etype, fint *ftype, const char *rep, fint *info, fint *ierr, size_t len), \
+  FALL3(IOP_OP_##name, stem, (fint *fh, moff *disp, fint *etype, fint *ftype, const char *rep, fint *info, fint *ierr, size_t len), \
         (fh, disp, etype, ftype, rep, info, ierr, len), ({                                       \
           c.file = mfile_id(mpi.file_f2c(*fh), NULL);                                            \
           c.offset = *disp;                                                                      \
@@ -1034,7 +1055,8 @@ static void fcompleted(struct iop_call *c, struct completion *cp, int i, const f
 /* The Fortran statuses a call fills: the caller's, or ours. */
 static fint *fstatuses_for(fint *sts, int n, fint *own, size_t own_ints, fint **heap) {
   *heap = NULL;
-  if (sts && sts != mpi.f_statuses_ignore) return sts;
+  if (sts && sts != mpi.f_statuses_ignore && sts != mpi.f08_statuses_ignore[0] && sts != mpi.f08_statuses_ignore[1])
+    return sts;
   size_t need = (size_t)(n > 0 ? n : 1) * FSTATUS_INTS;
   if (need <= own_ints) return own;
   return *heap = malloc(need * sizeof(fint));
@@ -1048,7 +1070,7 @@ static fint *fstatuses_for(fint *sts, int n, fint *own, size_t own_ints, fint **
     real args;           \
     iop_in = 1;          \
     c.err = errno;       \
-    r = *ierr;           \
+    r = ierr ? *ierr : 0; \
   } while (0)
 
 #define FSCAN(count, reqs)                                                   \
@@ -1063,7 +1085,7 @@ static fint *fstatuses_for(fint *sts, int n, fint *own, size_t own_ints, fint **
   if (scanned) completion_free(&cp)
 
 #define FORTRAN_EXTRA_WAIT(name, stem)                                                           \
-  FBOTH(IOP_OP_##name, stem, (fint *req, fint *st, fint *ierr), (req, st, ierr), ({              \
+  FALL3(IOP_OP_##name, stem, (fint *req, fint *st, fint *ierr), (req, st, ierr), ({              \
           FSCAN(1, req);                                                                         \
           fint own[FSTATUS_INTS];                                                                \
           fint *s = fstatus_for(st, own);                                                        \
@@ -1076,7 +1098,7 @@ static fint *fstatuses_for(fint *sts, int n, fint *own, size_t own_ints, fint **
         }))
 
 #define FORTRAN_EXTRA_TEST(name, stem)                                                           \
-  FBOTH(IOP_OP_##name, stem, (fint *req, fint *flag, fint *st, fint *ierr), (req, flag, st, ierr), ({ \
+  FALL3(IOP_OP_##name, stem, (fint *req, fint *flag, fint *st, fint *ierr), (req, flag, st, ierr), ({ \
           FSCAN(1, req);                                                                         \
           fint own[FSTATUS_INTS];                                                                \
           fint *s = fstatus_for(st, own);                                                        \
@@ -1089,7 +1111,7 @@ static fint *fstatuses_for(fint *sts, int n, fint *own, size_t own_ints, fint **
         }))
 
 #define FORTRAN_EXTRA_WAITALL(name, stem)                                                        \
-  FBOTH(IOP_OP_##name, stem, (fint *n, fint *reqs, fint *sts, fint *ierr), (n, reqs, sts, ierr), ({ \
+  FALL3(IOP_OP_##name, stem, (fint *n, fint *reqs, fint *sts, fint *ierr), (n, reqs, sts, ierr), ({ \
           FSCAN(*n, reqs);                                                                       \
           fint own[16 * FSTATUS_INTS], *heap = NULL;                                             \
           fint *s = mine ? fstatuses_for(sts, *n, own, 16 * FSTATUS_INTS, &heap) : NULL;         \
@@ -1104,7 +1126,7 @@ static fint *fstatuses_for(fint *sts, int n, fint *own, size_t own_ints, fint **
         }))
 
 #define FORTRAN_EXTRA_TESTALL(name, stem)                                                        \
-  FBOTH(IOP_OP_##name, stem, (fint *n, fint *reqs, fint *flag, fint *sts, fint *ierr), (n, reqs, flag, sts, ierr), ({ \
+  FALL3(IOP_OP_##name, stem, (fint *n, fint *reqs, fint *flag, fint *sts, fint *ierr), (n, reqs, flag, sts, ierr), ({ \
           FSCAN(*n, reqs);                                                                       \
           fint own[16 * FSTATUS_INTS], *heap = NULL;                                             \
           fint *s = mine ? fstatuses_for(sts, *n, own, 16 * FSTATUS_INTS, &heap) : NULL;         \
@@ -1120,7 +1142,7 @@ static fint *fstatuses_for(fint *sts, int n, fint *own, size_t own_ints, fint **
 
 /* Fortran indexes count from 1. */
 #define FORTRAN_EXTRA_WAITANY(name, stem)                                                        \
-  FBOTH(IOP_OP_##name, stem, (fint *n, fint *reqs, fint *idx, fint *st, fint *ierr), (n, reqs, idx, st, ierr), ({ \
+  FALL3(IOP_OP_##name, stem, (fint *n, fint *reqs, fint *idx, fint *st, fint *ierr), (n, reqs, idx, st, ierr), ({ \
           FSCAN(*n, reqs);                                                                       \
           fint own[FSTATUS_INTS];                                                                \
           fint *s = fstatus_for(st, own);                                                        \
@@ -1133,7 +1155,7 @@ static fint *fstatuses_for(fint *sts, int n, fint *own, size_t own_ints, fint **
         }))
 
 #define FORTRAN_EXTRA_TESTANY(name, stem)                                                        \
-  FBOTH(IOP_OP_##name, stem, (fint *n, fint *reqs, fint *idx, fint *flag, fint *st, fint *ierr), (n, reqs, idx, flag, st, ierr), ({ \
+  FALL3(IOP_OP_##name, stem, (fint *n, fint *reqs, fint *idx, fint *flag, fint *st, fint *ierr), (n, reqs, idx, flag, st, ierr), ({ \
           FSCAN(*n, reqs);                                                                       \
           fint own[FSTATUS_INTS];                                                                \
           fint *s = fstatus_for(st, own);                                                        \
@@ -1146,7 +1168,7 @@ static fint *fstatuses_for(fint *sts, int n, fint *own, size_t own_ints, fint **
         }))
 
 #define FORTRAN_EXTRA_SOME(name, stem)                                                           \
-  FBOTH(IOP_OP_##name, stem, (fint *n, fint *reqs, fint *outcount, fint *idxs, fint *sts, fint *ierr), (n, reqs, outcount, idxs, sts, ierr), ({ \
+  FALL3(IOP_OP_##name, stem, (fint *n, fint *reqs, fint *outcount, fint *idxs, fint *sts, fint *ierr), (n, reqs, outcount, idxs, sts, ierr), ({ \
           FSCAN(*n, reqs);                                                                       \
           fint own[16 * FSTATUS_INTS], *heap = NULL;                                             \
           fint *s = mine ? fstatuses_for(sts, *n, own, 16 * FSTATUS_INTS, &heap) : NULL;         \
@@ -1163,20 +1185,20 @@ static fint *fstatuses_for(fint *sts, int n, fint *own, size_t own_ints, fint **
 #define FORTRAN_EXTRA_TESTSOME(name, stem) FORTRAN_EXTRA_SOME(name, stem)
 
 #define FORTRAN_EXTRA_INIT(name, stem)                                                           \
-  FBOTH(IOP_OP_##name, stem, (fint *ierr), (ierr), ({                                            \
+  FALL3(IOP_OP_##name, stem, (fint *ierr), (ierr), ({                                            \
           FCALL((ierr));                                                                         \
           mpi_started(r);                                                                        \
         }))
 
 #define FORTRAN_EXTRA_INITT(name, stem)                                                          \
-  FBOTH(IOP_OP_##name, stem, (fint *required, fint *provided, fint *ierr), (required, provided, ierr), ({ \
+  FALL3(IOP_OP_##name, stem, (fint *required, fint *provided, fint *ierr), (required, provided, ierr), ({ \
           c.aux = *required;                                                                     \
           FCALL((required, provided, ierr));                                                     \
           mpi_started(r);                                                                        \
         }))
 
 #define FORTRAN_EXTRA_FINI(name, stem) \
-  FBOTH(IOP_OP_##name, stem, (fint *ierr), (ierr), ({ FCALL((ierr)); }))
+  FALL3(IOP_OP_##name, stem, (fint *ierr), (ierr), ({ FCALL((ierr)); }))
 
 /* The data and file shapes define their Fortran entry points inline. */
 #define FORTRAN_EXTRA_AT(name, stem)

@@ -505,3 +505,50 @@ func TestNonMPIUnaffected(t *testing.T) {
 		}
 	}
 }
+
+// The mpi_f08 bindings are traced once per call too: Open MPI's go
+// through ompi_*_f (wrapped), MPICH's send their data calls to the C
+// MPI_ names and the rest (open, close, wait, init, finalize) to PMPI_,
+// so iopred wraps MPICH's mpi_*_f08_ entry points for those.
+func TestFortranF08(t *testing.T) {
+	lib := library(t)
+	const np, count, rec = 2, 3, 64
+	for _, m := range impls {
+		t.Run(m.name, func(t *testing.T) {
+			need(t, m.fc, m.run)
+			prog := compile(t, m.fc, "fio08.f90")
+			data, traces := t.TempDir(), t.TempDir()
+			out, err := mpirun(t, m, np, 2*time.Minute, []string{"LD_PRELOAD=" + lib, "IOPRED_DIR=" + traces},
+				prog, filepath.Join(data, "f.dat"), fmt.Sprint(count))
+			if err != nil {
+				t.Fatalf("job failed: %v\n%s", err, out)
+			}
+			trs := readTraces(t, traces, "fio08")
+			byRank(t, trs, np)
+			for _, tr := range trs {
+				r := int64(rank(tr))
+				var ops []string
+				for _, e := range tr.events {
+					if e.Layer == tracefmt.LayerMPIIO {
+						ops = append(ops, e.Op)
+					}
+				}
+				want := []string{"MPI_Init", "MPI_File_open", "MPI_File_write_at", "MPI_File_write_at", "MPI_File_write_at",
+					"MPI_File_iwrite_at", "MPI_Wait", "MPI_File_close", "MPI_Finalize"}
+				if strings.Join(ops, " ") != strings.Join(want, " ") {
+					t.Errorf("rank %d: MPI events %v, want %v", r, ops, want)
+					continue
+				}
+				var at []int64
+				for k := int64(0); k < count; k++ {
+					at = append(at, (k*np+r)*rec)
+				}
+				checkData(t, tr, "MPI_File_write_at", "/f.dat", at, rec, false)
+				iw := checkData(t, tr, "MPI_File_iwrite_at", "/f.dat", []int64{(count*np + r) * rec}, rec, false)
+				if w := tr.ops("MPI_Wait", "/f.dat"); len(iw) != 1 || len(w) != 1 || w[0].Parent != iw[0].Seq || w[0].Bytes != rec {
+					t.Errorf("rank %d: MPI_Wait %v does not complete the iwrite_at %v", r, w, iw)
+				}
+			}
+		})
+	}
+}
