@@ -8,12 +8,13 @@ import (
 	"strings"
 
 	"iopred/analyzer/ftio"
+	"iopred/tracefmt"
 )
 
 func init() {
 	register(&command{
 		name:    "period",
-		usage:   "[--mode write|read|both] [--fs HZ] [--tol X] [--json] [--online] [--plot OUT.svg|.png|.html] TRACE|DIR...",
+		usage:   "[--mode write|read|both] [--fs HZ] [--tol X] [--json] [--online] [--per-process] [--plot OUT.svg|.png|.html] TRACE|DIR...",
 		summary: "FTIO periodicity of the I/O (iopred traces or FTIO's JSON, JSON lines, MessagePack)",
 		run:     runPeriod,
 	})
@@ -29,6 +30,7 @@ func runPeriod(args []string, stdout, stderr io.Writer) error {
 	ftioModes := fs.String("ftio-mode", "", "comma-separated FTIO modes to read (default: read_sync and/or write_sync)")
 	asJSON := fs.Bool("json", false, "print one JSON object (with --online: one per prediction)")
 	online := fs.Bool("online", false, "replay the trace as if it grew, predicting at the end of every I/O phase")
+	perProcess := fs.Bool("per-process", false, "analyse every trace file on its own instead of merging them into the application's signal")
 	plot := fs.String("plot", "", "write the signal and the spectrum to `FILE` (.svg, .png or .html)")
 	paths, err := parseFlagsAnywhere(fs, args)
 	if err != nil {
@@ -56,6 +58,9 @@ func runPeriod(args []string, stdout, stderr io.Writer) error {
 	if *online {
 		return runPeriodOnline(srcs, opt, *asJSON, stdout)
 	}
+	if *perProcess {
+		return runPeriodPerProcess(paths, srcs, opt, *asJSON, stdout)
+	}
 	res, err := ftio.AnalyzeSources(srcs, opt)
 	if err != nil {
 		return err
@@ -69,6 +74,49 @@ func runPeriod(args []string, stdout, stderr io.Writer) error {
 		return json.NewEncoder(stdout).Encode(res)
 	}
 	return ftio.WriteText(stdout, res)
+}
+
+// runPeriodPerProcess prints one result per trace file (JSON: one object
+// per line, with a "file" field). A file without requests in the mode is
+// reported, not fatal.
+func runPeriodPerProcess(paths []string, srcs []ftio.Source, opt ftio.Options, asJSON bool, stdout io.Writer) error {
+	files, err := tracefmt.Discover(paths...)
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(stdout)
+	for i, src := range srcs {
+		res, err := ftio.Analyze(src, opt)
+		if asJSON {
+			line := struct {
+				File  string `json:"file"`
+				Error string `json:"error,omitempty"`
+				*ftio.Result
+			}{File: files[i]}
+			if err != nil {
+				line.Error = err.Error()
+			} else {
+				line.Result = &res
+			}
+			if err := enc.Encode(line); err != nil {
+				return err
+			}
+			continue
+		}
+		if _, err := fmt.Fprintf(stdout, "== %s\n", files[i]); err != nil {
+			return err
+		}
+		if err != nil {
+			if _, err := fmt.Fprintf(stdout, "%v\n", err); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := ftio.WriteText(stdout, res); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // runPeriodOnline replays the requests in order of their end and predicts

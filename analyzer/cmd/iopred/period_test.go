@@ -142,3 +142,34 @@ func TestSynthToPeriod(t *testing.T) {
 		t.Errorf("period %v, generated mean iteration %g", got.PeriodS, mean)
 	}
 }
+
+// TestPeriodPerProcess proves --per-process gives one result per trace of
+// a generated set, each finding the common period.
+func TestPeriodPerProcess(t *testing.T) {
+	dir := t.TempDir()
+	var out, errb bytes.Buffer
+	if code := runMain([]string{"synth", "-o", dir, "--procs", "3", "--iterations", "12", "--compute", "4"}, &out, &errb); code != 0 {
+		t.Fatalf("synth exit %d: %s", code, errb.String())
+	}
+	out.Reset()
+	if code := runMain([]string{"period", "--per-process", "--json", dir}, &out, &errb); code != 0 {
+		t.Fatalf("period exit %d: %s", code, errb.String())
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("%d results, want 3:\n%s", len(lines), out.String())
+	}
+	for _, l := range lines {
+		var got struct {
+			File    string   `json:"file"`
+			PeriodS *float64 `json:"period_s"`
+		}
+		if err := json.Unmarshal([]byte(l), &got); err != nil {
+			t.Fatal(err)
+		}
+		// 4 s of compute and 20 x 1 MiB at 100 MB/s: about 4.21 s.
+		if got.File == "" || got.PeriodS == nil || math.Abs(*got.PeriodS-4.21) > 0.2 {
+			t.Errorf("%s: period %v", got.File, got.PeriodS)
+		}
+	}
+}
