@@ -28,6 +28,8 @@ func FuzzReaderFrames(f *testing.F) {
 		`{"k":"e","o":"pwrite","f":1,"c":1,"i":3,"s":10,"x":-5,"t":100,"d":5}` + "\n" + `{"k":"e","o":"read","nx":1,"r":-1,"e":9,"t":1,"d":5}` + "\n" +
 		`{"k":"p","op":"fork","t":3,"child":9}` + "\n" + `{"k":"z","reason":"exit","model":{"a":1}}` + "\n"))
 	f.Add([]byte(`{"k":"e","o":"w\u0072ite","t":1,"d":1,"b":3,"a":-9223372036854775808}` + "\n"))
+	f.Add([]byte(`{"k":"f","id":1,"path":"/x"}` + "\n" + `{"k":"e","o":"MPI_File_iwrite_at","f":1,"s":8,"b":0,"q":7,"t":1,"d":1}` + "\n" +
+		`{"k":"e","o":"pwrite","s":8,"p":7,"t":1,"d":1}` + "\n" + `{"k":"e","o":"MPI_Wait","s":8,"b":8,"x":0,"q":8,"p":7,"t":1,"d":1}` + "\n"))
 	enc, err := zstd.NewWriter(nil)
 	if err != nil {
 		f.Fatal(err)
