@@ -21,11 +21,27 @@
  * reports. MPI-IO calls the MPI library makes inside another one pass
  * through, so that each of the program's calls is traced once.
  *
+ * Offsets: the explicit-offset calls translate their etype offset with
+ * PMPI_File_get_byte_offset; the individual and shared file pointer calls
+ * read the pointer (PMPI_File_get_position[_shared]) just before the call.
+ * That is exact for the individual pointer; at the shared pointer, other
+ * ranks may move it between iopred's read and the call, and an _ordered
+ * call is recorded at the shared pointer at entry (between the
+ * collective's start and the rank's own start). Files opened with
+ * MPI_MODE_SEQUENTIAL have no positions: their events carry none.
+ *
+ * Sequence numbers are taken by every call that may complete a request of
+ * ours, even one that completes none (an MPI_Test in a polling loop), so
+ * the recorded seqs increase with gaps.
+ *
  * Fortran: Open MPI's Fortran bindings (mpif.h, use mpi, use mpi_f08) call
  * the PMPI_ names, so the Fortran entry points are wrapped too
  * (mpi_file_write_at_ and Open MPI's ompi_file_write_at_f, which the f08
- * bindings call); MPICH's Fortran bindings call the MPI_ names, so its
- * Fortran calls pass straight to the C wrappers. */
+ * bindings call). MPICH's mpif.h/use mpi bindings and its mpi_f08 data
+ * calls call the MPI_ names and pass straight to the C wrappers; its
+ * mpi_f08 open, close, seek, view, size, sync, wait/test, init and
+ * finalize call PMPI_, so those mpi_*_f08_ entry points are wrapped. A
+ * wrapper that is not for the running implementation forwards at once. */
 #include "iop.h"
 
 #include <dlfcn.h>
@@ -796,6 +812,22 @@ static void *statuses_for(void *sts, int n, void *own, size_t own_cap, void **he
   }
 #define MPI_WRAP_WAITSOME(name, stem) MPI_WRAP_SOMEX(name, stem)
 #define MPI_WRAP_TESTSOME(name, stem) MPI_WRAP_SOMEX(name, stem)
+
+/* A request freed before completion will never be waited for: forget it,
+ * so that its handle, once reused for another request, is not taken for
+ * ours. Nothing is recorded. */
+#define MPI_WRAP_REQFREE(name, stem)                                                   \
+  MPI_REAL(name, (void *))                                                             \
+  IOP_EXPORT int name(void *req) {                                                     \
+    int (*real)(void *) = mpi_real_##name();                                           \
+    if (IOP_UNLIKELY(!real)) return MPI_ERR_FALLBACK;                                  \
+    struct mreq m;                                                                     \
+    if (atomic_load_explicit(&mreqs_pending, memory_order_relaxed) > 0 && req &&       \
+        atomic_load_explicit(&mpi.ready, memory_order_acquire))                        \
+      mreq_find(load_req(req, 0), &m, 1);                                              \
+    return real(req);                                                                  \
+  }
+#define FORTRAN_EXTRA_REQFREE(name, stem)
 
 /* ---- MPI itself ---- */
 
