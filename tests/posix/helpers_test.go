@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -17,6 +18,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -28,10 +30,30 @@ func repoRoot() string {
 	return filepath.Join(filepath.Dir(file), "..", "..")
 }
 
+var (
+	buildOnce sync.Once
+	buildErr  error
+)
+
+// library returns the path of build/libiopred.so, running make in the
+// repository first when the library or the command is missing.
 func library(t testing.TB) string {
-	lib := filepath.Join(repoRoot(), "build", "libiopred.so")
-	if _, err := os.Stat(lib); err != nil {
-		t.Fatalf("%s is missing: run make first", lib)
+	root := repoRoot()
+	lib := filepath.Join(root, "build", "libiopred.so")
+	buildOnce.Do(func() {
+		_, errLib := os.Stat(lib)
+		_, errCmd := os.Stat(filepath.Join(root, "build", "iopred"))
+		if errLib == nil && errCmd == nil {
+			return
+		}
+		cmd := exec.Command("make")
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("make: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
 	}
 	return lib
 }

@@ -68,7 +68,9 @@ func TestRealProgramsUnchanged(t *testing.T) {
 		{"cat", "cat", func(in string) []string { return []string{in} }, []string{"input.txt"}, nil},
 		{"dd", "dd", func(in string) []string { return []string{"if=" + in, "of=dd.out", "bs=4096", "status=none"} }, []string{"input.txt", "dd.out"}, nil},
 		{"sort", "sort", func(in string) []string { return []string{"-n", "-o", "sorted.txt", in} }, []string{"input.txt", "sorted.txt"}, nil},
-		{"tar", "tar", func(in string) []string { return []string{"cf", "a.tar", "--mtime=2020-01-01", "--owner=0", "--group=0", "input.txt"} }, []string{"a.tar"}, nil},
+		{"tar", "tar", func(in string) []string {
+			return []string{"cf", "a.tar", "--mtime=2020-01-01", "--owner=0", "--group=0", "input.txt"}
+		}, []string{"a.tar"}, nil},
 		{"bash", "bash", func(in string) []string {
 			return []string{"-c", "exec 3>fd3.txt; while read -r a b c; do echo \"$c $a\" >&3; done < input.txt; cat fd3.txt | head -5 > head.txt; echo done >> head.txt; wc -l < fd3.txt"}
 		}, []string{"input.txt", "fd3.txt"}, nil},

@@ -1,0 +1,141 @@
+package posix
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Shells, Python and programs that never do I/O print the same, exit the
+// same and leave no trace when they record nothing.
+func TestHostProgramsUnchanged(t *testing.T) {
+	noio := compileC(t, "noio.c")
+	cases := []struct {
+		name string
+		prog string
+		args []string
+	}{
+		{"bash", tool(t, "bash"), []string{"-c", "x=$(echo hi); echo $x >&2; printf '%s\\n' a b c | sort -r; exit 7"}},
+		{"python3", tool(t, "python3"), []string{"-c", "import sys; print(1); print('e', file=sys.stderr); sys.exit(4)"}},
+		{"true", tool(t, "true"), nil},
+		{"noio", noio, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			bare := run(t, nil, "", c.prog, c.args...)
+			res, dir := traced(t, nil, "", c.prog, c.args...)
+			if res != bare {
+				t.Fatalf("with the library %+v, without %+v", res, bare)
+			}
+			if c.name == "noio" || c.name == "true" {
+				if files, _ := filepath.Glob(filepath.Join(dir, "*")); len(files) != 0 {
+					t.Errorf("a program that records nothing left %v", files)
+				}
+			}
+		})
+	}
+}
+
+// Failing calls return the same values and errno, and descriptors are
+// numbered as without the library (its own trace descriptor stays out of
+// the way).
+func TestReturnValuesAndErrno(t *testing.T) {
+	prog := compileC(t, "errnos.c")
+	bare := run(t, nil, "", prog, t.TempDir())
+	res, _ := traced(t, nil, "", prog, t.TempDir())
+	if res != bare {
+		t.Fatalf("with the library:\n%s\nwithout:\n%s", res.stdout, bare.stdout)
+	}
+}
+
+// Blocking reads interrupted by the program's own timer signal see no more
+// EINTR under the library than without it, and the program's signal
+// dispositions, flags and mask are the ones it had.
+func TestSignalsUntouched(t *testing.T) {
+	state := compileC(t, "sigstate.c")
+	bare := run(t, nil, "", state)
+	res, _ := traced(t, nil, "", state)
+	if res != bare {
+		t.Fatalf("signal state with the library:\n%s\nwithout:\n%s", res.stdout, bare.stdout)
+	}
+	sig := compileC(t, "signals.c")
+	a := run(t, nil, "", sig)
+	b, _ := traced(t, []string{"IOPRED_ALL_FDS=1"}, "", sig)
+	if a.code != 0 || b.code != 0 || !strings.HasPrefix(b.stdout, "read 200 eintr 0") || !strings.HasPrefix(a.stdout, "read 200 eintr 0") {
+		t.Fatalf("without the library %q, with it %q", a.stdout, b.stdout)
+	}
+}
+
+// A dynamically linked Go program already has a Go runtime: the library
+// detects it, stays passive (no trace) and the program runs as usual.
+func TestGoProgramPassesThrough(t *testing.T) {
+	gobin := tool(t, "go")
+	dir := t.TempDir()
+	src, _ := os.ReadFile(filepath.Join("testdata", "goprog", "main.go"))
+	os.WriteFile(filepath.Join(dir, "main.go"), src, 0o644)
+	os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module goprog\n\ngo 1.21\n"), 0o644)
+	cmd := exec.Command(gobin, "build", "-o", "goprog", ".")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=1", "GOFLAGS=-mod=mod")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	prog := filepath.Join(dir, "goprog")
+	out := filepath.Join(t.TempDir(), "go.txt")
+	bare := run(t, nil, "", prog, out)
+	res, traceDir := traced(t, nil, "", prog, out)
+	if res != bare || res.code != 0 {
+		t.Fatalf("with the library %+v, without %+v", res, bare)
+	}
+	if files, _ := filepath.Glob(filepath.Join(traceDir, "*")); len(files) != 0 {
+		t.Errorf("the Go program was traced: %v", files)
+	}
+}
+
+// Calls made before the library is initialised (from another preloaded
+// library's constructor) pass through: no crash, the right file.
+func TestCallsBeforeInit(t *testing.T) {
+	early := compileC(t, "earlyio.c", "-shared", "-fPIC")
+	file := filepath.Join(t.TempDir(), "early.txt")
+	env := []string{"LD_PRELOAD=" + early + ":" + library(t), "IOPRED_DIR=" + t.TempDir(), "EARLY_FILE=" + file}
+	res := run(t, env, "", tool(t, "true"))
+	if res.code != 0 {
+		t.Fatalf("%+v", res)
+	}
+	b, err := os.ReadFile(file)
+	if err != nil || string(b) != "early\nearly stdio\n" {
+		t.Fatalf("the early constructor's file holds %q (%v)", b, err)
+	}
+}
+
+// By default only regular files are recorded; IOPRED_ALL_FDS=1 records
+// pipes and terminals too. The trace files the library writes are never
+// recorded, not even with IOPRED_ALL_FDS=1.
+func TestWhatIsRecorded(t *testing.T) {
+	bash := tool(t, "bash")
+	script := "echo piped | cat > /dev/null; echo x > f.txt; cat f.txt > /dev/null"
+	count := func(env ...string) (pipes, files int) {
+		_, dir := traced(t, env, t.TempDir(), bash, "-c", script)
+		for _, tr := range traces(t, dir) {
+			for _, e := range tr.events {
+				switch {
+				case strings.HasPrefix(e.Path, "pipe:"):
+					pipes++
+				case strings.HasSuffix(e.Path, "f.txt"):
+					files++
+				case strings.HasSuffix(e.Path, ".iopred.zst"):
+					t.Errorf("%s records the library's own trace file: %s %s", filepath.Base(tr.path), e.Op, e.Path)
+				}
+			}
+		}
+		return
+	}
+	if p, f := count(); p != 0 || f == 0 {
+		t.Errorf("default: %d pipe events, %d file events; want 0 and some", p, f)
+	}
+	if p, _ := count("IOPRED_ALL_FDS=1"); p == 0 {
+		t.Error("IOPRED_ALL_FDS=1 recorded no pipe event")
+	}
+}
