@@ -45,6 +45,7 @@
 #include "iop.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -87,13 +88,55 @@ static struct {
   mh (*request_f2c)(int);
 } mpi;
 
-static void *mpi_sym(const char *name) {
+/* ---- finding MPI's functions ----
+ * The MPI library may be outside the global symbol scope: a plugin (a
+ * Python extension module, say) linked with it and loaded with
+ * dlopen(RTLD_LOCAL) brings it in as a local dependency. Its calls still
+ * reach the wrappers here, first in the global scope, but RTLD_NEXT and
+ * RTLD_DEFAULT do not see the library: then every loaded object is asked
+ * in turn, through its own handle. */
+struct sym_query {
+  const char *name;
+  void *found;
+};
+
+static int in_self(const void *p) {
+  Dl_info self, other;
+  return dladdr((void *)&in_self, &self) && dladdr(p, &other) && self.dli_fbase == other.dli_fbase;
+}
+
+static int sym_query_cb(struct dl_phdr_info *info, size_t size, void *data) {
+  (void)size;
+  struct sym_query *q = data;
+  if (!info->dlpi_name || !info->dlpi_name[0]) return 0; /* the program: in the global scope */
+  void *h = dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
+  if (!h) return 0;
+  void *p = dlsym(h, q->name);
+  dlclose(h);
+  if (p && !in_self(p)) {
+    q->found = p;
+    return 1;
+  }
+  return 0;
+}
+
+/* mpi_lookup finds name: after libiopred.so in the global scope (next),
+ * anywhere in it, or in any loaded object. */
+static void *mpi_lookup(const char *name, int next) {
   int was = iop_in;
   iop_in = 1;
-  void *p = dlsym(RTLD_DEFAULT, name);
+  void *p = dlsym(next ? RTLD_NEXT : RTLD_DEFAULT, name);
+  if (p && in_self(p)) p = NULL;
+  if (!p) {
+    struct sym_query q = {name, NULL};
+    dl_iterate_phdr(sym_query_cb, &q);
+    p = q.found;
+  }
   iop_in = was;
   return p;
 }
+
+static void *mpi_sym(const char *name) { return mpi_lookup(name, 0); }
 
 /* Runs at the first MPI call; racing first calls compute the same values. */
 static void mpi_setup(void) {
@@ -341,7 +384,7 @@ static void mpi_record(const struct iop_call *c) {
 #define MPI_REAL(name, params)                                            \
   static int(*real_##name) params;                                       \
   static inline int(*mpi_real_##name(void)) params {                     \
-    if (IOP_UNLIKELY(!real_##name)) real_##name = (int(*) params)iop_resolve(#name); \
+    if (IOP_UNLIKELY(!real_##name)) real_##name = (int(*) params)mpi_lookup(#name, 1); \
     return real_##name;                                                  \
   }
 
@@ -899,7 +942,7 @@ static inline int fortran_begin(struct iop_call *c, int op, int impl) {
 #define FREAL(sym, params)                                                  \
   static void(*freal_##sym) params;                                        \
   static inline void(*f_real_##sym(void)) params {                         \
-    if (IOP_UNLIKELY(!freal_##sym)) freal_##sym = (void(*) params)iop_resolve(#sym); \
+    if (IOP_UNLIKELY(!freal_##sym)) freal_##sym = (void(*) params)mpi_lookup(#sym, 1); \
     return freal_##sym;                                                    \
   }
 

@@ -552,3 +552,45 @@ func TestFortranF08(t *testing.T) {
 		})
 	}
 }
+
+// An MPI library outside the global symbol scope (a plugin linked with MPI
+// and loaded with dlopen(RTLD_LOCAL), as Python loads an extension
+// module) still works under iopred and is traced: the wrappers find the
+// real functions through the loaded objects when RTLD_NEXT cannot.
+func TestMPIInLocalScope(t *testing.T) {
+	lib := library(t)
+	dir := t.TempDir()
+	main := filepath.Join(dir, "dlmain")
+	if b, err := exec.Command("gcc", "-O2", "-o", main, filepath.Join("testdata", "dlmain.c"), "-ldl").CombinedOutput(); err != nil {
+		t.Fatalf("gcc dlmain.c: %v\n%s", err, b)
+	}
+	for _, m := range impls {
+		t.Run(m.name, func(t *testing.T) {
+			need(t, m.cc)
+			plugin := filepath.Join(t.TempDir(), "plugin.so")
+			if b, err := exec.Command(m.cc, "-shared", "-fPIC", "-O2", "-o", plugin, filepath.Join("testdata", "dlplugin.c")).CombinedOutput(); err != nil {
+				t.Fatalf("%s dlplugin.c: %v\n%s", m.cc, err, b)
+			}
+			traces, data := t.TempDir(), filepath.Join(t.TempDir(), "local.dat")
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, main, plugin, data, "3")
+			cmd.Env = append(os.Environ(), "LD_PRELOAD="+lib, "IOPRED_DIR="+traces,
+				"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("dlmain under iopred: %v\n%s", err, out)
+			}
+			trs := readTraces(t, traces, "dlmain")
+			if len(trs) != 1 {
+				t.Fatalf("%d traces of dlmain, want 1", len(trs))
+			}
+			tr := trs[0]
+			checkData(t, tr, "MPI_File_write_at", "/local.dat", []int64{0, 100, 200}, 100, false)
+			for _, op := range []string{"MPI_Init", "MPI_File_open", "MPI_File_close", "MPI_Finalize"} {
+				if n := len(tr.ops(op, "")); n != 1 {
+					t.Errorf("%d %s events, want 1", n, op)
+				}
+			}
+		})
+	}
+}
