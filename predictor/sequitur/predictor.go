@@ -264,21 +264,31 @@ func (p *Predictor) Candidates() []Candidate {
 // Lookahead returns the most likely continuation of up to k terminals: at
 // each step the best-weighted candidate, with its probability given the
 // steps before (the weight share of the predictors that agree with it), and
-// the predictors that agree move on. It stops early when the grammar has no
-// continuation.
+// the predictors that agree move on. A predictor that reaches the end of
+// the input so far starts again from where it stood when Lookahead was
+// called: the input is assumed to repeat what that position has just
+// repeated. It stops early when no predictor is left.
 func (p *Predictor) Lookahead(k int) []Step {
 	var out []Step
-	cur := make([]path, len(p.paths))
-	copy(cur, p.paths)
+	type walker struct {
+		path
+		origin int
+	}
+	cur := make([]walker, len(p.paths))
+	for i := range p.paths {
+		cur[i] = walker{p.paths[i], i}
+	}
+	type vote struct {
+		sym int32
+		w   float64
+	}
+	var votes []vote
+	var buf []path
 	for len(out) < k && len(cur) > 0 {
-		type vote struct {
-			sym int32
-			w   float64
-		}
-		var votes []vote
+		votes = votes[:0]
 		total := 0.0
 		for i := range cur {
-			t, w := p.terminal(&cur[i]), pathWeight(&cur[i])
+			t, w := p.terminal(&cur[i].path), pathWeight(&cur[i].path)
 			total += w
 			found := false
 			for j := range votes {
@@ -298,10 +308,17 @@ func (p *Predictor) Lookahead(k int) []Step {
 			}
 		}
 		out = append(out, Step{Symbol: int(best.sym), Prob: best.w / total})
-		var next []path
+		var next []walker
 		for i := range cur {
-			if p.terminal(&cur[i]) == best.sym {
-				next = p.advance(cur[i].nodes, cur[i].age, false, next, 2*MaxPaths)
+			if p.terminal(&cur[i].path) != best.sym || len(next) >= 2*MaxPaths {
+				continue
+			}
+			buf = p.advance(cur[i].nodes, cur[i].age, false, buf[:0], 2*MaxPaths-len(next))
+			if len(buf) == 0 {
+				next = append(next, walker{p.paths[cur[i].origin], cur[i].origin})
+			}
+			for _, q := range buf {
+				next = append(next, walker{q, cur[i].origin})
 			}
 		}
 		cur = next
@@ -382,4 +399,3 @@ func mapBytes(entries, slot int) int {
 	}
 	return 48 + slots*(slot+1)
 }
-
