@@ -9,7 +9,7 @@ import (
 // symbols (and so the work per symbol); ageCap bounds how much one long
 // matching history outweighs a fresh one.
 const (
-	MaxPaths = 32
+	MaxPaths = 4
 	ageCap   = 255
 )
 
