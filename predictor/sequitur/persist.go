@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 
+	"bytes"
+
 	"github.com/vmihailenco/msgpack/v5"
 )
 
@@ -51,11 +53,11 @@ func (p *Predictor) MarshalMsgpack() ([]byte, error) {
 // one run predicts the next run from its first symbol; Append continues
 // learning where the saved grammar ended.
 func (p *Predictor) UnmarshalMsgpack(data []byte) error {
-	var s saved
-	if err := msgpack.Unmarshal(data, &s); err != nil {
+	s, err := decodeSaved(data)
+	if err != nil {
 		return fmt.Errorf("sequitur model: %w", err)
 	}
-	g, err := rebuild(&s)
+	g, err := rebuild(s)
 	if err != nil {
 		return fmt.Errorf("sequitur model: %w", err)
 	}
@@ -203,4 +205,63 @@ func rebuild(s *saved) (*Grammar, error) {
 		return nil, err
 	}
 	return g, nil
+}
+
+// decodeSaved decodes the saved form by hand, so that an array length in
+// garbage input cannot make it allocate more than the input could hold
+// (every element takes at least one byte).
+func decodeSaved(data []byte) (*saved, error) {
+	d := msgpack.NewDecoder(bytes.NewReader(data))
+	arrayLen := func(field string) (int, error) {
+		n, err := d.DecodeArrayLen()
+		if err != nil {
+			return 0, fmt.Errorf("field %s: %w", field, err)
+		}
+		if n > len(data) {
+			return 0, fmt.Errorf("field %s: %d elements in %d bytes", field, n, len(data))
+		}
+		return n, nil
+	}
+	fields, err := d.DecodeMapLen()
+	if err != nil {
+		return nil, err
+	}
+	var s saved
+	for i := 0; i < fields; i++ {
+		key, err := d.DecodeString()
+		if err != nil {
+			return nil, fmt.Errorf("field name: %w", err)
+		}
+		switch key {
+		case "v":
+			s.Version, err = d.DecodeInt()
+		case "n":
+			s.Len, err = d.DecodeInt()
+		case "r":
+			var n int
+			if n, err = arrayLen("r"); err != nil {
+				return nil, err
+			}
+			s.Rules = make([][]int64, 0, max(n, 0))
+			for j := 0; j < n; j++ {
+				m, err := arrayLen(fmt.Sprintf("r[%d]", j))
+				if err != nil {
+					return nil, err
+				}
+				body := make([]int64, max(m, 0))
+				for k := range body {
+					if body[k], err = d.DecodeInt64(); err != nil {
+						return nil, fmt.Errorf("field r[%d][%d]: %w", j, k, err)
+					}
+				}
+				s.Rules = append(s.Rules, body)
+			}
+		default:
+			err = d.Skip()
+		}
+		if err != nil {
+			return nil, fmt.Errorf("field %s: %w", key, err)
+		}
+	}
+	return &s, nil
 }
