@@ -49,9 +49,9 @@ type Predictor struct {
 	g     *Grammar
 	paths []path
 	cands []Candidate
-	// Skip keeps, after a miss, the marks that were wrong, moved past the
+	// skip keeps, after a miss, the marks that were wrong, moved past the
 	// unexpected input as if it had replaced the expected one (a noisy
-	// symbol), alongside the re-discovered marks. On by default.
+	// symbol), alongside the re-discovered marks. Always on for now.
 	skip bool
 }
 
