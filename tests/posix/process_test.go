@@ -196,9 +196,11 @@ func TestSigkill(t *testing.T) {
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
 	tr := onlyTrace(t, traceDir)
+	// The kill lands inside an open frame (a TruncatedError) or, rarely,
+	// just after one closed (a clean end of frames, but no footer).
 	var trunc *tracefmt.TruncatedError
-	if !errors.As(tr.err, &trunc) {
-		t.Fatalf("reading a killed process's trace: %v, want a TruncatedError", tr.err)
+	if !errors.As(tr.err, &trunc) && !(tr.err == nil && tr.footer == nil) {
+		t.Fatalf("reading a killed process's trace: error %v, footer %v; want a TruncatedError or no footer", tr.err, tr.footer)
 	}
 	// About 1.5 s at one write per millisecond (and some): at least the
 	// first second must be on disk.

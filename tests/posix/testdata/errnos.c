@@ -29,6 +29,8 @@ int main(int argc, char **argv) {
   SHOW(read(fd, buf, 4));
   SHOW(close(fd));
   SHOW(close(fd));
+  SHOW(read(fd, buf, 4));
+  SHOW(pread(fd, buf, 4, 0));
   SHOW(stat(path, &st));
   SHOW(unlink(path));
   SHOW(fopen(path, "r") == NULL);
