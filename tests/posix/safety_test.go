@@ -167,3 +167,45 @@ func TestWhatIsRecorded(t *testing.T) {
 		t.Error("IOPRED_ALL_FDS=1 recorded no pipe event")
 	}
 }
+
+// The trace is named <exe>.<host>.<pid>[.r<rank>].iopred.zst with the
+// rank from IOPRED_RANK, and IOPRED_DISABLE=1 turns everything off: same
+// output, no trace.
+func TestTraceNameAndDisable(t *testing.T) {
+	cp := tool(t, "cp")
+	src := filepath.Join("testdata", "noio.c")
+	host, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, _, _ = strings.Cut(host, ".")
+	for _, c := range []struct {
+		env    []string
+		suffix string
+	}{
+		{nil, ".iopred.zst"},
+		{[]string{"IOPRED_RANK=3"}, ".r3.iopred.zst"},
+	} {
+		res, dir := traced(t, c.env, "", cp, src, filepath.Join(t.TempDir(), "x.c"))
+		if res.code != 0 {
+			t.Fatalf("%+v", res)
+		}
+		tr := onlyTrace(t, dir)
+		name := filepath.Base(tr.path)
+		pid := fmt.Sprint(tr.header.PID)
+		if want := "cp." + host + "." + pid + c.suffix; name != want {
+			t.Errorf("env %v: trace %s, want %s", c.env, name, want)
+		}
+	}
+	out := filepath.Join(t.TempDir(), "x.c")
+	res, dir := traced(t, []string{"IOPRED_DISABLE=1"}, "", cp, src, out)
+	if res.code != 0 {
+		t.Fatalf("%+v", res)
+	}
+	if b, err := os.ReadFile(out); err != nil || len(b) == 0 {
+		t.Fatalf("cp under IOPRED_DISABLE=1 did not copy: %v", err)
+	}
+	if files, _ := filepath.Glob(filepath.Join(dir, "*")); len(files) != 0 {
+		t.Errorf("IOPRED_DISABLE=1 left %v", files)
+	}
+}
