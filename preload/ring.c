@@ -47,6 +47,24 @@ static _Atomic int consumer_started;
 static _Atomic uint64_t dropped;
 static volatile int finished; /* the session has written its last footer */
 
+/* Set by the Go side's package initialiser: the runtime has finished
+ * starting. Entering Go from a C thread while the runtime still starts,
+ * with another thread forking, was seen to crash the process (about one
+ * run in a hundred of a forking shell); iopred waits for this instead. */
+static _Atomic int go_ready;
+
+IOP_HIDDEN void iop_go_ready_set(void) { atomic_store(&go_ready, 1); }
+
+/* wait_go_ready waits for the Go runtime, at most about ten seconds: a
+ * runtime that never comes up costs the trace, never a hung program. */
+static int wait_go_ready(void) {
+  for (int i = 0; i < 10000 && !atomic_load(&go_ready); i++) {
+    struct timespec ts = {0, 1000000};
+    syscall(SYS_nanosleep, &ts, NULL);
+  }
+  return atomic_load(&go_ready);
+}
+
 /* Exported by the Go side (session.go). */
 extern void iopGoIngest(struct iop_event *evs, int n);
 extern void iopGoFinish(int reason);
@@ -220,9 +238,10 @@ static void *consumer_main(void *arg) {
   long wait_ms = iop_cfg.flush_ms / 4;
   if (wait_ms < 5) wait_ms = 5;
   if (wait_ms > 100) wait_ms = 100;
-  /* Enter Go at once: the runtime's first call and the trace's creation
-   * then overlap with the program's work instead of delaying its exit. */
-  iop_drain_and_ingest();
+  /* Enter Go as soon as its runtime is up: the first call and the
+   * trace's creation then overlap with the program's work instead of
+   * delaying its exit. */
+  if (wait_go_ready()) iop_drain_and_ingest();
   for (;;) {
     uint32_t w = atomic_load(&wake_word);
     struct timespec ts = {wait_ms / 1000, (wait_ms % 1000) * 1000000};
@@ -231,7 +250,7 @@ static void *consumer_main(void *arg) {
       if (iop_state != IOP_ACTIVE) return NULL;
       continue;
     }
-    iop_drain_and_ingest();
+    if (atomic_load(&go_ready)) iop_drain_and_ingest();
   }
 }
 
@@ -243,7 +262,7 @@ IOP_HIDDEN void iop_shutdown(int reason) {
   int was = iop_in;
   iop_in = 1;
   pthread_mutex_lock(&drain_mutex);
-  if (!finished && atomic_load(&consumer_started)) {
+  if (!finished && atomic_load(&consumer_started) && wait_go_ready()) {
     drain_locked();
     iopGoFinish(reason);
   }
@@ -265,7 +284,7 @@ IOP_HIDDEN uint64_t iop_dropped(void) { return atomic_load(&dropped); }
 /* ---- the public C API that does not need Go ---- */
 
 IOP_EXPORT int iopred_flush(void) {
-  if (iop_state != IOP_ACTIVE || iop_in || !atomic_load(&consumer_started)) return 0;
+  if (iop_state != IOP_ACTIVE || iop_in || !atomic_load(&consumer_started) || !wait_go_ready()) return 0;
   iop_in = 1;
   pthread_mutex_lock(&drain_mutex);
   if (!finished) {
@@ -280,7 +299,7 @@ IOP_EXPORT int iopred_flush(void) {
 IOP_EXPORT int iopred_enabled(void) { return iop_state == IOP_ACTIVE; }
 
 IOP_EXPORT int iopred_predict(struct iopred_prediction *out, int max) {
-  if (!out || max <= 0 || iop_state != IOP_ACTIVE || iop_in) return 0;
+  if (!out || max <= 0 || iop_state != IOP_ACTIVE || iop_in || !wait_go_ready()) return 0;
   int e = errno;
   iop_in = 1;
   pthread_mutex_lock(&drain_mutex);

@@ -29,6 +29,9 @@ func init() {
 	// The library shares the process with an application that owns the
 	// machine: one Go thread at a time is plenty for trace writing.
 	runtime.GOMAXPROCS(1)
+	// Package initialisers run last in the runtime's start: from now on
+	// C threads may call into Go.
+	C.iop_go_ready_set()
 }
 
 func main() {}
