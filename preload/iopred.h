@@ -62,6 +62,36 @@ struct iopred_prediction {
  * is loaded at start, so predictions are available from the first call. */
 int iopred_predict(struct iopred_prediction *out, int max);
 
+/* Which requests make the bandwidth signal of iopred_period. */
+enum iopred_period_mode {
+  IOPRED_PERIOD_WRITE = 1,
+  IOPRED_PERIOD_READ = 2,
+  IOPRED_PERIOD_BOTH = 3
+};
+
+/* The periodicity of this process's I/O (FTIO's method, online mode). */
+struct iopred_period_result {
+  int found;            /* 1 when a dominant period was found */
+  double period_s;      /* the period, when found */
+  double freq_hz;       /* 1 / period_s */
+  double confidence;    /* FTIO's confidence in it, 0 to 1 */
+  double t_start;       /* the window analysed, in seconds since the process started */
+  double t_end;
+  int n_samples;        /* samples of the bandwidth signal (rate chosen from the events, at most 65536) */
+  double window_s;      /* the online window: 0 while the whole history is used;
+                           3 periods once a period was found 3 times in a row */
+  int found_in_a_row;   /* evaluations in a row that found a period */
+};
+
+/* iopred_period analyses the bandwidth of this process's own recorded
+ * I/O so far (mode: enum iopred_period_mode) and fills *out. It returns 1
+ * when a period was found, 0 when none was (out still says which window
+ * was analysed), -1 when iopred is passive or mode is unknown. Each call
+ * is one online evaluation: after three that find a period, the window
+ * shrinks to three periods, so the answer follows a changing period. The
+ * newest 32768 requests of each mode are kept. */
+int iopred_period(struct iopred_period_result *out, int mode);
+
 #ifdef __cplusplus
 }
 #endif

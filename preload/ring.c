@@ -70,6 +70,7 @@ extern void iopGoIngest(struct iop_event *evs, int n);
 extern void iopGoFinish(int reason);
 extern int iopGoFrameOpen(void);
 extern int iopGoPredict(struct iopred_prediction *out, int max);
+extern int iopGoPeriod(struct iopred_period_result *out, int mode);
 
 static void futex_wake(_Atomic uint32_t *w) { syscall(SYS_futex, w, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0); }
 
@@ -312,4 +313,20 @@ IOP_EXPORT int iopred_predict(struct iopred_prediction *out, int max) {
   iop_in = 0;
   errno = e;
   return n;
+}
+
+IOP_EXPORT int iopred_period(struct iopred_period_result *out, int mode) {
+  if (!out || iop_state != IOP_ACTIVE || iop_in || !wait_go_ready()) return -1;
+  int e = errno;
+  iop_in = 1;
+  pthread_mutex_lock(&drain_mutex);
+  int r = -1;
+  if (!finished) {
+    drain_locked();
+    r = iopGoPeriod(out, mode);
+  }
+  pthread_mutex_unlock(&drain_mutex);
+  iop_in = 0;
+  errno = e;
+  return r;
 }

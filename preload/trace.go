@@ -209,6 +209,7 @@ func (s *session) write(c *batchEvent) error {
 	}
 	e.Path = path
 	observe(e)
+	observePeriod(e)
 	return nil
 }
 
