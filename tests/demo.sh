@@ -14,3 +14,9 @@ mkdir -p "$work/data" "$work/traces"
 "$root/build/iopred" run --dir "$work/traces" -- "$work/nested" "$work/data" 40 64 4096
 echo "== iopred summary of $(ls "$work/traces")"
 "$root/build/iopred" summary "$work/traces"
+echo
+echo "== iopred replay: how well the in-process model predicted this run"
+"$root/build/iopred" replay "$work/traces"
+echo
+echo "== iopred patterns: the access patterns of the first files"
+"$root/build/iopred" patterns "$work/traces" | sed -n '1,12p'
