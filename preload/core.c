@@ -10,8 +10,11 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <elf.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -245,6 +248,82 @@ static void iop_reserve_trace_fd(void) {
   }
 }
 
+/* Go's runtime unblocks a few asynchronous signals (SIGCHLD, SIGPROF,
+ * SIGSTKFLT) on every thread it runs, whatever mask it inherited: the
+ * kernel could then deliver the program's own SIGCHLD or SIGPROF to a Go
+ * thread, whose handler would run beside the program's threads on a small
+ * goroutine stack (a shell's SIGCHLD handler, or a profiler's, crashed
+ * there). Before the runtime starts, iopred clears that "always unblock"
+ * flag in the runtime's signal table, so Go's threads keep the mask that
+ * blocks them. Each entry of runtime.sigtable is {int32 flags; string
+ * name}; the entry's name is checked before anything is changed. */
+#define IOP_GO_SIGTAB_ENTRY 24
+#define IOP_GO_SIG_UNBLOCK (1 << 7)
+
+/* find_go_symbol returns the run-time address of a (local) symbol of this
+ * library, from its ELF symbol table on disk, or NULL. It reads the file
+ * through a private mapping: no malloc, no stdio. */
+static void *find_go_symbol(const char *want) {
+  Dl_info info;
+  if (!dladdr((void *)&find_go_symbol, &info) || !info.dli_fname) return NULL;
+  int fd = (int)syscall(SYS_openat, AT_FDCWD, info.dli_fname, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return NULL;
+  struct stat st;
+  void *map = MAP_FAILED;
+  if (syscall(SYS_fstat, fd, &st) == 0 && st.st_size > (off_t)sizeof(ElfW(Ehdr)))
+    map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+  syscall(SYS_close, fd);
+  if (map == MAP_FAILED) return NULL;
+  void *found = NULL;
+  const char *base = map;
+  size_t size = (size_t)st.st_size;
+  const ElfW(Ehdr) *eh = map;
+  if (memcmp(eh->e_ident, ELFMAG, SELFMAG) == 0 && eh->e_shoff + (size_t)eh->e_shnum * sizeof(ElfW(Shdr)) <= size) {
+    const ElfW(Shdr) *sh = (const ElfW(Shdr) *)(base + eh->e_shoff);
+    /* The lowest PT_LOAD's virtual address, to turn st_value into an address. */
+    uintptr_t lowest = UINTPTR_MAX;
+    const ElfW(Phdr) *ph = (const ElfW(Phdr) *)(base + eh->e_phoff);
+    for (int i = 0; i < eh->e_phnum && eh->e_phoff + (size_t)(i + 1) * sizeof *ph <= size; i++)
+      if (ph[i].p_type == PT_LOAD && ph[i].p_vaddr < lowest) lowest = ph[i].p_vaddr;
+    for (int i = 0; i < eh->e_shnum && !found; i++) {
+      if (sh[i].sh_type != SHT_SYMTAB || sh[i].sh_link >= eh->e_shnum) continue;
+      const ElfW(Shdr) *strs = &sh[sh[i].sh_link];
+      if (sh[i].sh_offset + sh[i].sh_size > size || strs->sh_offset + strs->sh_size > size) continue;
+      const ElfW(Sym) *sym = (const ElfW(Sym) *)(base + sh[i].sh_offset);
+      size_t n = sh[i].sh_size / sizeof *sym, wlen = strlen(want) + 1;
+      for (size_t k = 0; k < n; k++) {
+        if (sym[k].st_name + wlen > strs->sh_size) continue;
+        if (memcmp(base + strs->sh_offset + sym[k].st_name, want, wlen) == 0) {
+          found = (char *)info.dli_fbase + (sym[k].st_value - (lowest == UINTPTR_MAX ? 0 : lowest));
+          break;
+        }
+      }
+    }
+  }
+  munmap(map, size);
+  return found;
+}
+
+static void iop_keep_go_threads_out_of_signals(void) {
+  static const struct { int sig; const char *name; } sigs[] = {
+      {SIGCHLD, "SIGCHLD"}, {SIGPROF, "SIGPROF"}, {SIGSTKFLT, "SIGSTKFLT"}};
+  char *table = find_go_symbol("runtime.sigtable");
+  if (!table) return;
+  for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+    char *entry = table + (size_t)sigs[i].sig * IOP_GO_SIGTAB_ENTRY;
+    const char *name;
+    size_t len;
+    memcpy(&name, entry + 8, sizeof name);
+    memcpy(&len, entry + 16, sizeof len);
+    size_t want = strlen(sigs[i].name);
+    if (!name || len < want || memcmp(name, sigs[i].name, want) != 0) return; /* not the layout we know */
+    int32_t flags;
+    memcpy(&flags, entry, sizeof flags);
+    flags &= ~IOP_GO_SIG_UNBLOCK;
+    memcpy(entry, &flags, sizeof flags);
+  }
+}
+
 static void iop_child_after_fork(void) {
   /* The child has one thread and a Go runtime that may be stuck in a lock
    * held by a thread that no longer exists: it must never enter Go. */
@@ -263,6 +342,7 @@ __attribute__((constructor(101))) static void iop_init_early(void) {
   sigfillset(&all);
   for (size_t i = 0; i < IOP_NSIG - 2; i++) sigdelset(&all, iop_go_signals[i]);
   pthread_sigmask(SIG_BLOCK, &all, &iop_saved_mask);
+  iop_keep_go_threads_out_of_signals();
   pthread_atfork(NULL, NULL, iop_child_after_fork);
   if (!iop_cfg.disabled) iop_reserve_trace_fd();
 }

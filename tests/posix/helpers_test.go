@@ -96,6 +96,9 @@ func run(t testing.TB, env []string, dir string, prog string, args ...string) re
 	cmd := exec.CommandContext(ctx, prog, args...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Dir = dir
+	// Children that outlive a killed program keep its pipes open: stop
+	// waiting for them too, so a hang fails the test instead of stalling it.
+	cmd.WaitDelay = 5 * time.Second
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
