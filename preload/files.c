@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ---- a spin lock and a bump arena that never calls malloc ---- */
@@ -478,4 +479,53 @@ IOP_HIDDEN void iop_post_fclose(struct iop_call *c, int fd, int r) {
   if (c->file) c->record = 1;
   /* fclose releases the descriptor whatever it reports. */
   if (fd >= 0 && fd < IOP_MAX_FD) fd_set_entry(fd, NULL);
+}
+
+/* ---- descriptor numbers ----
+ * The kernel gives every new descriptor the lowest free number. When
+ * iopred opens a file of its own (its trace, a module's symbols, a saved
+ * model) on its own thread while the program opens one, the program could
+ * get a different number than it would without iopred. iopred's private
+ * opens therefore happen under a gate: the program's descriptor-creating
+ * calls wait while one is in progress (a few microseconds: open, move to
+ * a high number, close), and a private open waits until none of the
+ * program's is in flight. Both waits are bounded, so a program blocked in
+ * open (a FIFO without a writer) delays iopred, never the other way. */
+static atomic_int private_open_busy;
+static atomic_int app_fd_calls;
+
+static void short_sleep(void) {
+  struct timespec ts = {0, 20000};
+  syscall(SYS_nanosleep, &ts, NULL);
+}
+
+IOP_HIDDEN void iop_app_fd_enter(void) {
+  int saved = errno;
+  for (int tries = 0;; tries++) {
+    atomic_fetch_add(&app_fd_calls, 1);
+    if (!atomic_load(&private_open_busy) || tries >= 5000) break;
+    atomic_fetch_sub(&app_fd_calls, 1);
+    while (atomic_load(&private_open_busy) && tries++ < 5000) short_sleep();
+  }
+  errno = saved;
+}
+
+IOP_HIDDEN void iop_app_fd_leave(void) { atomic_fetch_sub(&app_fd_calls, 1); }
+
+/* iop_open_private opens path for iopred itself at a descriptor number of
+ * at least iop_cfg.trace_fd_min, and returns it, or -errno. */
+IOP_HIDDEN int iop_open_private(const char *path, int flags, int mode) {
+  atomic_store(&private_open_busy, 1);
+  for (int tries = 0; atomic_load(&app_fd_calls) > 0 && tries < 500; tries++) short_sleep();
+  int fd = (int)syscall(SYS_openat, AT_FDCWD, path, flags | O_CLOEXEC, mode);
+  int err = fd < 0 ? errno : 0;
+  if (fd >= 0 && fd < iop_cfg.trace_fd_min) {
+    int high = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, iop_cfg.trace_fd_min);
+    if (high >= 0) {
+      syscall(SYS_close, fd);
+      fd = high;
+    }
+  }
+  atomic_store(&private_open_busy, 0);
+  return fd < 0 ? -err : fd;
 }

@@ -123,6 +123,11 @@ IOP_HIDDEN const char *iop_file_path(uint32_t id);
 IOP_HIDDEN int iop_file_fd(uint32_t id);
 IOP_HIDDEN uint32_t iop_file_lookup(const char *path);
 IOP_HIDDEN int iop_fd_tracked(int fd);
+/* The gate between the program's descriptor-creating calls and iopred's
+ * own opens (files.c). */
+IOP_HIDDEN void iop_app_fd_enter(void);
+IOP_HIDDEN void iop_app_fd_leave(void);
+IOP_HIDDEN int iop_open_private(const char *path, int flags, int mode);
 IOP_HIDDEN int64_t iop_fd_offset(int fd);
 
 /* stdio hooks (files.c). */

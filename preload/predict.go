@@ -10,10 +10,12 @@ import "C"
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"syscall"
 	"unsafe"
 
 	"iopred/predictor"
@@ -68,7 +70,7 @@ func getModel() *predictor.Model {
 		return model
 	}
 	if p := modelPath(); p != "" {
-		if b, err := os.ReadFile(p); err == nil {
+		if b, err := readPrivate(p); err == nil {
 			m, err := predictor.Load(bytes.NewReader(b))
 			if err == nil {
 				model = m
@@ -99,10 +101,30 @@ func saveModel() error {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
 	}
-	if err := os.WriteFile(tmp, buf.Bytes(), 0o644); err != nil {
+	fd, err := openPrivate(tmp, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_TRUNC, 0o644)
+	if err != nil {
+		return &os.PathError{Op: "create", Path: tmp, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), tmp)
+	_, err = f.Write(buf.Bytes())
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(tmp)
 		return err
 	}
 	return os.Rename(tmp, p)
+}
+
+// readPrivate reads a whole file through a descriptor of iopred's own.
+func readPrivate(path string) ([]byte, error) {
+	f, err := openPrivateFile(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
 }
 
 // modelSummary is what the trace's footer says of the model, or nothing

@@ -75,11 +75,15 @@ func (s *symbolizer) lookup(path string, vaddr uint64) string {
 // has thousands of symbols.
 func loadSyms(path string) *moduleSyms {
 	m := &moduleSyms{}
-	f, err := elf.Open(path)
+	file, err := openPrivateFile(path)
 	if err != nil {
 		return m
 	}
-	defer f.Close()
+	defer file.Close()
+	f, err := elf.NewFile(file)
+	if err != nil {
+		return m
+	}
 	if f.Class != elf.ELFCLASS64 {
 		return m
 	}

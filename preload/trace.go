@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 	"unsafe"
 
@@ -70,7 +71,7 @@ func rankFromEnv() *int {
 func (s *session) open(now time.Time) error {
 	dir := C.GoString(&C.iop_cfg.dir[0])
 	exe, _ := os.Executable()
-	host, _ := os.Hostname()
+	host := hostname()
 	if i := strings.IndexByte(host, '.'); i > 0 {
 		host = host[:i]
 	}
@@ -263,4 +264,21 @@ func moduleOf(pc uintptr) (path string, bias uintptr, ok bool) {
 		return "", 0, false
 	}
 	return C.GoString((*C.char)(unsafe.Pointer(&buf[0]))), uintptr(b), true
+}
+
+// hostname is the node's name from uname(2): os.Hostname would read it
+// through a descriptor of its own, which the program could see.
+func hostname() string {
+	var u syscall.Utsname
+	if err := syscall.Uname(&u); err != nil {
+		return "unknown"
+	}
+	b := make([]byte, 0, len(u.Nodename))
+	for _, c := range u.Nodename {
+		if c == 0 {
+			break
+		}
+		b = append(b, byte(c))
+	}
+	return string(b)
 }

@@ -1,6 +1,7 @@
 package main
 
 /*
+#include <stdlib.h>
 #include "iop.h"
 */
 import "C"
@@ -9,8 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
-
 	"syscall"
+	"unsafe"
 )
 
 // traceFile is the trace's descriptor, kept out of the application's way:
@@ -24,12 +25,8 @@ type traceFile struct {
 	dev, ino uint64
 }
 
-// highFD is where the trace's descriptor goes; the C constructor chose
-// it and grew the descriptor table to hold it while that was cheap.
-func highFD() int { return int(C.iop_cfg.trace_fd_min) }
-
 func createTraceFile(path string) (*traceFile, error) {
-	fd, err := syscall.Open(path, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_EXCL|syscall.O_CLOEXEC, 0o644)
+	fd, err := openPrivate(path, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_EXCL, 0o644)
 	if err != nil {
 		return nil, &os.PathError{Op: "create", Path: path, Err: err}
 	}
@@ -37,13 +34,30 @@ func createTraceFile(path string) (*traceFile, error) {
 	return t, t.adopt(fd)
 }
 
-// adopt moves fd to a high number and remembers which file it is.
-func (t *traceFile) adopt(fd int) error {
-	high, _, errno := syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_DUPFD_CLOEXEC, uintptr(highFD()))
-	if errno == 0 {
-		syscall.Close(fd)
-		fd = int(high)
+// openPrivate opens a file for iopred itself, at a descriptor number out
+// of the program's way, without racing the program's own opens for the
+// lowest free number (see iop_open_private).
+func openPrivate(path string, flags, mode int) (int, error) {
+	cpath := C.CString(path)
+	defer C.free(unsafe.Pointer(cpath))
+	fd := int(C.iop_open_private(cpath, C.int(flags), C.int(mode)))
+	if fd < 0 {
+		return -1, syscall.Errno(-fd)
 	}
+	return fd, nil
+}
+
+// openPrivateFile is openPrivate for reading, as an *os.File.
+func openPrivateFile(path string) (*os.File, error) {
+	fd, err := openPrivate(path, syscall.O_RDONLY, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}
+
+// adopt remembers which file fd is.
+func (t *traceFile) adopt(fd int) error {
 	var st syscall.Stat_t
 	if err := syscall.Fstat(fd, &st); err != nil {
 		syscall.Close(fd)
@@ -60,7 +74,7 @@ func (t *traceFile) ensure() error {
 	}
 	// The program closed or replaced our descriptor: it is not ours to
 	// close any more; open the trace again.
-	fd, err := syscall.Open(t.path, syscall.O_WRONLY|syscall.O_APPEND|syscall.O_CLOEXEC, 0)
+	fd, err := openPrivate(t.path, syscall.O_WRONLY|syscall.O_APPEND, 0)
 	if err != nil {
 		return fmt.Errorf("trace %s lost and cannot be reopened: %w", t.path, err)
 	}

@@ -112,9 +112,11 @@ static inline mode_t iop_open_mode(int flags, va_list ap) {
     struct iop_call c;                                                     \
     if (!iop_begin(&c, IOP_OP_##name, IOP_POSIX)) return real(path, flags, mode); \
     c.start_ns = iop_now();                                                \
+    iop_app_fd_enter();                                                    \
     iop_in = 0;                                                            \
     int r = real(path, flags, mode);                                       \
     iop_in = 1;                                                            \
+    iop_app_fd_leave();                                                    \
     c.end_ns = iop_now();                                                  \
     c.err = errno;                                                         \
     c.ret = r;                                                             \
@@ -137,9 +139,11 @@ static inline mode_t iop_open_mode(int flags, va_list ap) {
     struct iop_call c;                                                     \
     if (!iop_begin(&c, IOP_OP_##name, IOP_POSIX)) return real(dirfd, path, flags, mode); \
     c.start_ns = iop_now();                                                \
+    iop_app_fd_enter();                                                    \
     iop_in = 0;                                                            \
     int r = real(dirfd, path, flags, mode);                                \
     iop_in = 1;                                                            \
+    iop_app_fd_leave();                                                    \
     c.end_ns = iop_now();                                                  \
     c.err = errno;                                                         \
     c.ret = r;                                                             \
@@ -171,9 +175,11 @@ OPENAT_WRAPPER(openat64)
         !iop_begin(&c, IOP_OP_##name, IOP_POSIX))                          \
       return real(fd, cmd, arg);                                           \
     c.start_ns = iop_now();                                                \
+    iop_app_fd_enter();                                                    \
     iop_in = 0;                                                            \
     int r = real(fd, cmd, arg);                                            \
     iop_in = 1;                                                            \
+    iop_app_fd_leave();                                                    \
     c.end_ns = iop_now();                                                  \
     c.err = errno;                                                         \
     c.ret = r;                                                             \
