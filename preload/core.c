@@ -344,7 +344,10 @@ __attribute__((constructor(101))) static void iop_init_early(void) {
   pthread_sigmask(SIG_BLOCK, &all, &iop_saved_mask);
   iop_keep_go_threads_out_of_signals();
   pthread_atfork(NULL, NULL, iop_child_after_fork);
-  if (!iop_cfg.disabled) iop_reserve_trace_fd();
+  if (!iop_cfg.disabled) {
+    iop_reserve_trace_fd();
+    iop_fd_gate_go_starting();
+  }
 }
 
 /* Runs after the Go runtime's own initialiser in this library. */
@@ -355,11 +358,8 @@ __attribute__((constructor(65535))) static void iop_init_late(void) {
     if (now.handler != iop_saved_sa[i].handler) iop_ksig(iop_go_signals[i], &iop_saved_sa[i], NULL);
   }
   pthread_sigmask(SIG_SETMASK, &iop_saved_mask, NULL);
-  if (iop_cfg.disabled) {
-    iop_state = IOP_PASSIVE;
-    return;
-  }
-  if (iop_other_go_runtime()) {
+  if (iop_cfg.disabled || iop_other_go_runtime()) {
+    iop_fd_gate_go_started();
     iop_state = IOP_PASSIVE;
     return;
   }

@@ -15,6 +15,8 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -483,29 +485,45 @@ IOP_HIDDEN void iop_post_fclose(struct iop_call *c, int fd, int r) {
 
 /* ---- descriptor numbers ----
  * The kernel gives every new descriptor the lowest free number. When
- * iopred opens a file of its own (its trace, a module's symbols, a saved
- * model) on its own thread while the program opens one, the program could
- * get a different number than it would without iopred. iopred's private
- * opens therefore happen under a gate: the program's descriptor-creating
- * calls wait while one is in progress (a few microseconds: open, move to
- * a high number, close), and a private open waits until none of the
- * program's is in flight. Both waits are bounded, so a program blocked in
- * open (a FIFO without a writer) delays iopred, never the other way. */
-static atomic_int private_open_busy;
+ * iopred opens a file on a thread of its own (the Go runtime reading
+ * cgroup limits as it starts; the trace, a module's symbols, a saved
+ * model) while the program opens one, the program could get another
+ * number than it would without iopred. So the program's descriptor-
+ * creating calls wait at a gate while the Go runtime starts and while
+ * iopred opens a file of its own (open, move to a high number, close: a
+ * few microseconds), and a private open waits until none of the program's
+ * is in flight. Every wait is bounded: a program blocked in open (a FIFO
+ * without a writer) delays iopred, never the reverse, and a runtime that
+ * does not start in time opens the gate for good. */
+enum { GATE_PRIVATE_OPEN = 1, GATE_GO_STARTING = 2 };
+static _Atomic uint32_t fd_gate;
 static atomic_int app_fd_calls;
 
-static void short_sleep(void) {
-  struct timespec ts = {0, 20000};
-  syscall(SYS_nanosleep, &ts, NULL);
+static void gate_open(uint32_t bit) {
+  atomic_fetch_and(&fd_gate, ~bit);
+  syscall(SYS_futex, &fd_gate, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 }
+
+IOP_HIDDEN void iop_fd_gate_go_starting(void) { atomic_fetch_or(&fd_gate, GATE_GO_STARTING); }
+IOP_HIDDEN void iop_fd_gate_go_started(void) { gate_open(GATE_GO_STARTING); }
 
 IOP_HIDDEN void iop_app_fd_enter(void) {
   int saved = errno;
-  for (int tries = 0;; tries++) {
+  int64_t deadline = 0;
+  for (;;) {
     atomic_fetch_add(&app_fd_calls, 1);
-    if (!atomic_load(&private_open_busy) || tries >= 5000) break;
+    uint32_t g = atomic_load(&fd_gate);
+    if (!g) break;
     atomic_fetch_sub(&app_fd_calls, 1);
-    while (atomic_load(&private_open_busy) && tries++ < 5000) short_sleep();
+    int64_t now = iop_now();
+    if (!deadline) deadline = now + 100000000; /* 100 ms */
+    if (now >= deadline) {
+      /* Whatever holds the gate is stuck: never make the program wait again. */
+      gate_open(GATE_PRIVATE_OPEN | GATE_GO_STARTING);
+      continue;
+    }
+    struct timespec ts = {0, 10000000};
+    syscall(SYS_futex, &fd_gate, FUTEX_WAIT_PRIVATE, g, &ts, NULL, 0);
   }
   errno = saved;
 }
@@ -515,8 +533,11 @@ IOP_HIDDEN void iop_app_fd_leave(void) { atomic_fetch_sub(&app_fd_calls, 1); }
 /* iop_open_private opens path for iopred itself at a descriptor number of
  * at least iop_cfg.trace_fd_min, and returns it, or -errno. */
 IOP_HIDDEN int iop_open_private(const char *path, int flags, int mode) {
-  atomic_store(&private_open_busy, 1);
-  for (int tries = 0; atomic_load(&app_fd_calls) > 0 && tries < 500; tries++) short_sleep();
+  atomic_fetch_or(&fd_gate, GATE_PRIVATE_OPEN);
+  for (int tries = 0; atomic_load(&app_fd_calls) > 0 && tries < 500; tries++) {
+    struct timespec ts = {0, 20000};
+    syscall(SYS_nanosleep, &ts, NULL);
+  }
   int fd = (int)syscall(SYS_openat, AT_FDCWD, path, flags | O_CLOEXEC, mode);
   int err = fd < 0 ? errno : 0;
   if (fd >= 0 && fd < iop_cfg.trace_fd_min) {
@@ -526,6 +547,6 @@ IOP_HIDDEN int iop_open_private(const char *path, int flags, int mode) {
       fd = high;
     }
   }
-  atomic_store(&private_open_busy, 0);
+  gate_open(GATE_PRIVATE_OPEN);
   return fd < 0 ? -err : fd;
 }

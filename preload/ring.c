@@ -8,9 +8,12 @@
  * dropped. Rings of threads that ended are reused by new threads, so a
  * short-lived thread costs no allocation once the process has warmed up. */
 #include "iop.h"
+
+#include <limits.h>
 #include "iopred.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
@@ -51,16 +54,21 @@ static volatile int finished; /* the session has written its last footer */
  * starting. Entering Go from a C thread while the runtime still starts,
  * with another thread forking, was seen to crash the process (about one
  * run in a hundred of a forking shell); iopred waits for this instead. */
-static _Atomic int go_ready;
+static _Atomic uint32_t go_ready;
 
-IOP_HIDDEN void iop_go_ready_set(void) { atomic_store(&go_ready, 1); }
+IOP_HIDDEN void iop_go_ready_set(void) {
+  atomic_store(&go_ready, 1);
+  syscall(SYS_futex, &go_ready, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+  iop_fd_gate_go_started();
+}
 
 /* wait_go_ready waits for the Go runtime, at most about ten seconds: a
  * runtime that never comes up costs the trace, never a hung program. */
 static int wait_go_ready(void) {
-  for (int i = 0; i < 10000 && !atomic_load(&go_ready); i++) {
-    struct timespec ts = {0, 1000000};
-    syscall(SYS_nanosleep, &ts, NULL);
+  int64_t deadline = iop_now() + 10000000000LL;
+  while (!atomic_load(&go_ready) && iop_now() < deadline) {
+    struct timespec ts = {0, 100000000};
+    syscall(SYS_futex, &go_ready, FUTEX_WAIT_PRIVATE, 0, &ts, NULL, 0);
   }
   return atomic_load(&go_ready);
 }

@@ -244,3 +244,20 @@ func TestSignalHandlerReentrancy(t *testing.T) {
 	}
 	t.Logf("%d of %d handler writes recorded (the rest interrupted iopred itself and passed through)", logs, handlerWrites)
 }
+
+// The descriptor numbers a program gets are those it gets without the
+// library, even when it opens files while iopred's Go runtime starts and
+// opens files of its own on another thread. The runs repeat because the
+// race this guards against depends on timing.
+func TestDescriptorNumbers(t *testing.T) {
+	prog := compileC(t, "fdnums.c")
+	bare := run(t, nil, "", prog, t.TempDir())
+	if bare.code != 0 {
+		t.Fatalf("without the library: %+v", bare)
+	}
+	for i := 0; i < 20; i++ {
+		if res, _ := traced(t, nil, "", prog, t.TempDir()); res != bare {
+			t.Fatalf("run %d with the library: %q, without: %q", i, res.stdout, bare.stdout)
+		}
+	}
+}
