@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"iopred/analyzer/ftio"
+	"iopred/analyzer/ftio/ftioplot"
 	"iopred/tracefmt"
 )
 
@@ -66,7 +67,7 @@ func runPeriod(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if *plot != "" {
-		if err := ftio.Plot(*plot, res); err != nil {
+		if err := ftioplot.Plot(*plot, res); err != nil {
 			return err
 		}
 	}

@@ -1,4 +1,8 @@
-package ftio
+// Package ftioplot draws FTIO results: the bandwidth signal with its
+// dominant wave and the spectrum with its candidates. It lives apart from
+// package ftio so that the in-process library, which uses FTIO online,
+// does not link the plotting stack and its fonts.
+package ftioplot
 
 import (
 	"bytes"
@@ -9,19 +13,22 @@ import (
 	"path/filepath"
 	"strings"
 
+	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
+
+	"iopred/analyzer/ftio"
 )
 
 // Plot draws the bandwidth signal with the dominant cosine overlaid and
 // the single-sided spectrum with the candidates and the z-score threshold
 // marked, one above the other. The extension of path picks the format:
 // .svg, .png, or .html (the SVG inside a small page).
-func Plot(path string, res Result) error {
+func Plot(path string, res ftio.Result) error {
 	top, err := signalPlot(res)
 	if err != nil {
 		return err
@@ -59,7 +66,7 @@ func Plot(path string, res Result) error {
 	return os.WriteFile(path, out, 0o644)
 }
 
-func htmlSummary(res Result) string {
+func htmlSummary(res ftio.Result) string {
 	if res.PeriodS == nil {
 		return fmt.Sprintf("No period found (%s), %d samples at %g Hz.", res.Verdict, res.NSamples, res.Fs)
 	}
@@ -67,7 +74,7 @@ func htmlSummary(res Result) string {
 		*res.PeriodS, *res.FreqHz, res.Confidence, res.Verdict, res.NSamples, res.Fs)
 }
 
-func signalPlot(res Result) (*plot.Plot, error) {
+func signalPlot(res ftio.Result) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = "Bandwidth signal"
 	p.X.Label.Text = "time (s)"
@@ -76,7 +83,7 @@ func signalPlot(res Result) (*plot.Plot, error) {
 	for i, v := range res.Signal {
 		pts[i] = plotter.XY{X: res.TStart + float64(i)/res.Fs, Y: v}
 	}
-	mean, _ := meanStd(res.Signal)
+	mean, _ := stat.PopMeanStdDev(res.Signal, nil)
 	sig, err := plotter.NewLine(pts)
 	if err != nil {
 		return nil, err
@@ -87,7 +94,7 @@ func signalPlot(res Result) (*plot.Plot, error) {
 	p.Legend.Add("signal", sig)
 	if res.FreqHz != nil {
 		// Give the cosine the signal's mean and variance.
-		_, std := meanStd(res.Signal)
+		_, std := stat.PopMeanStdDev(res.Signal, nil)
 		f, amp := *res.FreqHz, math.Sqrt2*std
 		cos := make(plotter.XYs, len(pts))
 		for i := range cos {
@@ -107,7 +114,7 @@ func signalPlot(res Result) (*plot.Plot, error) {
 	return p, nil
 }
 
-func spectrumPlot(res Result) (*plot.Plot, error) {
+func spectrumPlot(res ftio.Result) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = "Single-sided spectrum (normalised power)"
 	p.X.Label.Text = "frequency (Hz)"
@@ -124,7 +131,7 @@ func spectrumPlot(res Result) (*plot.Plot, error) {
 	p.Add(stems)
 	p.Legend.Add("spectrum", stems)
 	// The threshold in z-score terms, drawn on the spectrum's scale.
-	mean, std := meanStd(res.Spectrum)
+	mean, std := stat.PopMeanStdDev(res.Spectrum, nil)
 	level := mean + res.Threshold*std
 	if len(pts) > 0 {
 		th, err := plotter.NewLine(plotter.XYs{{X: pts[0].X, Y: level}, {X: pts[len(pts)-1].X, Y: level}})
