@@ -47,15 +47,23 @@ type File struct {
 // time order. Physical offsets count the bytes the process moved on the
 // file before each request (its PLFS data dropping).
 type Local struct {
-	ID       int64           `json:"id"` // the process's position in the trace list
-	Trace    string          `json:"trace"`
-	PID      int             `json:"pid"`
-	Rank     *int            `json:"rank"`
-	Kind     string          `json:"kind"` // "read" or "write"
-	Requests int64           `json:"requests"`
-	Patterns []string        `json:"patterns"` // logical offsets in the paper's notation
-	Entries  []pattern.Entry `json:"entries"`
+	ID       int64    `json:"id"` // the process's position in the trace list
+	Trace    string   `json:"trace"`
+	PID      int      `json:"pid"`
+	Rank     *int     `json:"rank"`
+	Kind     string   `json:"kind"` // "read" or "write"
+	Requests int64    `json:"requests"`
+	Patterns []string `json:"patterns"` // logical offsets in the paper's notation
+	// Tree is the multi-level pattern tree of the logical offsets (Figure
+	// 18), when nested loops give one of a few top-level nodes: the zoned
+	// read 0,4K,...,60K,256K,... prints as "0: {(4096)^15 (200704)^1}^n".
+	Tree    string          `json:"tree,omitempty"`
+	Entries []pattern.Entry `json:"entries"`
 }
+
+// Trees with more top-level nodes than this describe irregular access,
+// which the flat patterns show better.
+const maxTreeNodes = 8
 
 // Global is a global pattern of one kind (reads or writes) of a file.
 type Global struct {
@@ -147,6 +155,9 @@ func Analyze(traces []string, window int) (*Report, error) {
 			Requests: int64(len(s.logical)), Entries: idx}
 		if k.write {
 			loc.Kind = "write"
+		}
+		if tr := pattern.BuildTree(s.logical, window, 4); tr.Depth() >= 2 && len(tr.Nodes) <= maxTreeNodes {
+			loc.Tree = tr.String()
 		}
 		var covered int64
 		for i := range idx {

@@ -58,6 +58,9 @@ func WriteText(w io.Writer, rep *Report) error {
 				who = fmt.Sprintf("rank %d pid %d", *l.Rank, l.PID)
 			}
 			ew.printf("  local id %d (%s) %s: %d requests, %d pattern entries\n", l.ID, who, l.Kind, l.Requests, len(l.Entries))
+			if l.Tree != "" {
+				ew.printf("    nested: %s\n", l.Tree)
+			}
 			for i, e := range l.Entries {
 				if i == maxShownEntries {
 					ew.printf("    ... %d more entries\n", len(l.Entries)-maxShownEntries)
