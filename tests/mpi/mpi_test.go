@@ -18,28 +18,16 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
+	"iopred/tests/testenv"
 	"iopred/tracefmt"
 )
 
-func repoRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
-}
-
-func library(t testing.TB) string {
-	t.Helper()
-	lib := filepath.Join(repoRoot(), "build", "libiopred.so")
-	if _, err := os.Stat(lib); err != nil {
-		t.Fatalf("%s missing: run make lib first", lib)
-	}
-	return lib
-}
+func library(t testing.TB) string { return testenv.Library(t) }
 
 // impl is one MPI implementation, named by Debian's explicit tool names
 // (the unsuffixed names follow the alternatives system, which picks one).

@@ -7,78 +7,25 @@
 package posix
 
 import (
-	"bytes"
-	"context"
 	"errors"
-	"fmt"
 	"io"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
+	"iopred/tests/testenv"
 	"iopred/tracefmt"
 )
 
-func repoRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
-}
+func repoRoot() string { return testenv.RepoRoot() }
 
-var (
-	buildOnce sync.Once
-	buildErr  error
-)
+func library(t testing.TB) string { return testenv.Library(t) }
 
-// library returns the path of build/libiopred.so, running make in the
-// repository first when the library or the command is missing.
-func library(t testing.TB) string {
-	root := repoRoot()
-	lib := filepath.Join(root, "build", "libiopred.so")
-	buildOnce.Do(func() {
-		_, errLib := os.Stat(lib)
-		_, errCmd := os.Stat(filepath.Join(root, "build", "iopred"))
-		if errLib == nil && errCmd == nil {
-			return
-		}
-		cmd := exec.Command("make")
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("make: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return lib
-}
+func tool(t testing.TB, name string) string { return testenv.Tool(t, name) }
 
-// tool finds a program that .ci/run installs.
-func tool(t testing.TB, name string) string {
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("IOPRED_SKIP_MISSING_TOOLS") == "1" {
-			t.Skipf("%s not installed", name)
-		}
-		t.Fatalf("%s not installed (.ci/run installs it)", name)
-	}
-	return p
-}
-
-// compileC builds a C program (or shared library with -shared) from
-// testdata into a temporary directory.
 func compileC(t testing.TB, src string, extra ...string) string {
-	out := filepath.Join(t.TempDir(), strings.TrimSuffix(filepath.Base(src), filepath.Ext(src)))
-	args := append([]string{"-O2", "-o", out, filepath.Join("testdata", src)}, extra...)
-	if b, err := exec.Command(tool(t, "gcc"), args...).CombinedOutput(); err != nil {
-		t.Fatalf("gcc %s: %v\n%s", src, err, b)
-	}
-	return out
+	return testenv.CompileC(t, src, extra...)
 }
 
 // result is what a program did: its output streams and exit status.
@@ -88,31 +35,11 @@ type result struct {
 }
 
 // run runs a program with extra environment, failing the test after a
-// timeout rather than hanging.
+// two-minute deadline.
 func run(t testing.TB, env []string, dir string, prog string, args ...string) result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, prog, args...)
-	cmd.Env = append(os.Environ(), env...)
-	cmd.Dir = dir
-	// Children that outlive a killed program keep its pipes open: stop
-	// waiting for them too, so a hang fails the test instead of stalling it.
-	cmd.WaitDelay = 5 * time.Second
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	if ctx.Err() != nil {
-		t.Fatalf("%s %v: hung (killed after 120 s)", prog, args)
-	}
-	code := 0
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		code = exit.ExitCode()
-	} else if err != nil {
-		t.Fatalf("%s %v: %v", prog, args, err)
-	}
-	return result{out.String(), errb.String(), code}
+	r := testenv.Run(t, env, dir, prog, args...)
+	return result{r.Stdout, r.Stderr, r.Code}
 }
 
 // traced runs a program under the library, with its traces in a new
