@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"math/cmplx"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/dsp/fourier"
@@ -175,6 +176,43 @@ func TestBluestein(t *testing.T) {
 			if cmplx.Abs(got[k]-want[k]) > 1e-8*float64(n) {
 				t.Fatalf("n %d bin %d: %v, want %v", n, k, got[k], want[k])
 			}
+		}
+	}
+}
+
+// TestSampledVolume proves the undersampling measure: phases lasting
+// several sample intervals are represented by about the bytes they moved,
+// while 50 us bursts every 0.4 s sampled at 10 Hz are mostly missed and,
+// when hit, over-counted, and the text output warns then.
+func TestSampledVolume(t *testing.T) {
+	burst := func(length float64) []Request {
+		var reqs []Request
+		for k := 0; k < 20; k++ {
+			start := 0.123 + 0.4*float64(k)
+			reqs = append(reqs, Request{Start: start, End: start + length, Bandwidth: 1e9})
+		}
+		return reqs
+	}
+	for _, c := range []struct {
+		name   string
+		length float64
+		warn   bool
+	}{
+		{"phases of 0.2 s", 0.2, false},
+		{"bursts of 50 us", 50e-6, true},
+	} {
+		res, err := Analyze(Slice(burst(c.length)), Options{Fs: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		far := res.SampledVolume < 0.5 || res.SampledVolume > 2
+		var text strings.Builder
+		if err := WriteText(&text, res); err != nil {
+			t.Fatal(err)
+		}
+		warned := strings.Contains(text.String(), "warning: the samples stand for")
+		if far != c.warn || warned != c.warn {
+			t.Errorf("%s: sampled volume %.3g, warning %v; want a warning: %v", c.name, res.SampledVolume, warned, c.warn)
 		}
 	}
 }
