@@ -1,0 +1,78 @@
+package predict
+
+import (
+	"math"
+	"path/filepath"
+	"testing"
+
+	"iopred/analyzer/ftio"
+	"iopred/tests/testenv"
+	"iopred/tracefmt"
+)
+
+// LAMMPS from Debian writes a snapshot every 100 steps, traced by the
+// library: FTIO's period of the write signal is the mean interval between
+// the snapshots (measured from the same trace) within 2%.
+func TestPeriodOfLAMMPSDumps(t *testing.T) {
+	lmp := testenv.Tool(t, "lmp")
+	input, err := filepath.Abs(filepath.Join("testdata", "melt.lmp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	work, traces := t.TempDir(), t.TempDir()
+	env := []string{"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1", "OMPI_MCA_plm_rsh_agent="}
+	if res := testenv.Traced(t, traces, env, work, lmp, "-in", input, "-log", "none", "-screen", "none"); res.Code != 0 {
+		t.Fatalf("lmp: %+v", res)
+	}
+	snapshots := snapshotTimes(t, traces, filepath.Join(work, "snapshots.dump"))
+	if len(snapshots) != 21 {
+		t.Fatalf("%d snapshots written, want 21 (steps 0, 100, ..., 2000)", len(snapshots))
+	}
+	want := (snapshots[len(snapshots)-1] - snapshots[0]) / float64(len(snapshots)-1)
+	res, err := ftio.AnalyzeFiles([]string{traces}, ftio.ModeWrite, ftio.Options{Fs: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.PeriodS == nil {
+		t.Fatalf("no period found: %+v", res)
+	}
+	t.Logf("period %.5f s, snapshots every %.5f s on average, confidence %.3f", *res.PeriodS, want, res.Confidence)
+	if math.Abs(*res.PeriodS-want)/want > 0.02 {
+		t.Errorf("period %.5f s, want %.5f s within 2%%", *res.PeriodS, want)
+	}
+}
+
+// snapshotTimes returns the start of each burst of writes to path, in
+// seconds: writes less than 20 ms apart belong to one snapshot.
+func snapshotTimes(t *testing.T, dir, path string) []float64 {
+	t.Helper()
+	files, err := tracefmt.Discover(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var starts []float64
+	last := math.Inf(-1)
+	for _, f := range files {
+		r, err := tracefmt.Open(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			rec, err := r.Next()
+			if err != nil {
+				break
+			}
+			e := rec.Event
+			if e == nil || e.Path != path || !tracefmt.IsWrite(e.Op) || e.Bytes == 0 {
+				continue
+			}
+			now := float64(e.StartNs) / 1e9
+			if now-last > 0.02 {
+				starts = append(starts, now)
+			}
+			last = float64(e.EndNs) / 1e9
+		}
+		r.Close()
+	}
+	return starts
+}
