@@ -12,7 +12,7 @@ import (
 	"testing"
 )
 
-func ftioExamples(t *testing.T) string {
+func ftioExamples(t testing.TB) string {
 	_, file, _, _ := runtime.Caller(0)
 	dir := filepath.Join(filepath.Dir(file), "..", "..", "..", "..", "shared", "interop", "ftio")
 	if _, err := os.Stat(dir); err != nil {
