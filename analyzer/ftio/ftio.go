@@ -93,6 +93,9 @@ type Result struct {
 	// Threshold is the z-score a bin had to exceed to be a candidate:
 	// max(3, tol * max z).
 	Threshold float64 `json:"z_threshold"`
+	// Fundamental is set when the period reported is the fundamental of a
+	// harmonic series whose strongest member was a higher harmonic.
+	Fundamental bool `json:"fundamental,omitempty"`
 	// SampledVolume is the bytes the samples stand for (each holds its
 	// bandwidth for 1/fs) over the bytes the requests moved. The signal is
 	// the bandwidth at instants 1/fs apart: I/O phases much shorter than
@@ -450,16 +453,102 @@ func analyzeSamples(x []float64, t0, fs float64, opt Options) Result {
 			dom = &res.Candidates[1]
 		}
 	}
-	if dom == nil {
+	bin, confidence := 0, 0.0
+	if dom != nil {
+		bin, confidence = dom.Bin, dom.Confidence
+	}
+	// Short bursts make a spike train, whose harmonics are as strong as its
+	// fundamental: FTIO then reports whichever harmonic noise made highest
+	// (half or a third of the period), or, with more than two of them
+	// standing out, no period at all. When every candidate belongs to the
+	// harmonic series of one fundamental, that fundamental is the period,
+	// with the candidates' confidences summed.
+	if c, conf, ok := harmonicSeries(res.Candidates, z); ok && (dom == nil || c != dom.Bin) {
+		res.Fundamental, res.Verdict = true, "high"
+		bin, confidence = c, conf
+	}
+	if bin == 0 {
 		return res
 	}
-	f, period := dom.FreqHz, dom.PeriodS
-	res.FreqHz, res.PeriodS, res.Confidence = &f, &period, dom.Confidence
+	f := float64(bin) * fs / float64(n)
+	period := 1 / f
+	res.FreqHz, res.PeriodS, res.Confidence = &f, &period, confidence
 	// Refer the phase to t = 0 rather than to the first sample.
-	res.Phase = cmplx.Phase(coef[dom.Bin] * cmplx.Exp(complex(0, -2*math.Pi*f*t0)))
+	res.Phase = cmplx.Phase(coef[bin] * cmplx.Exp(complex(0, -2*math.Pi*f*t0)))
 	cosineMetrics(&res, x, t0, fs, f)
 	ioMetrics(&res, x, fs, f)
 	return res
+}
+
+// fundamentalBin returns the bin of the lowest frequency whose whole
+// harmonic series up to the dominant bin stands out (each member within
+// its quantisation, at least half as strong as the dominant bin), or the
+// dominant bin itself. Short I/O
+// bursts make a spike train, whose harmonics are as strong as its
+// fundamental: FTIO would then report whichever harmonic noise made
+// highest, half or a third of the period. The series test keeps a stray
+// low-frequency outlier from passing for a fundamental.
+func fundamentalBin(z []float64, dom int) int {
+	// A spike train's harmonics are about as strong as one another: each
+	// member must reach half the dominant bin's z-score, in a window that
+	// stays below the dominant bin.
+	strong := math.Max(3, 0.5*z[dom-1])
+	outlier := func(k, slack int) bool {
+		for j := max(1, k-slack); j <= min(dom-1, k+slack); j++ {
+			if z[j-1] > strong {
+				return true
+			}
+		}
+		return false
+	}
+	for m := dom; m >= 2; m-- {
+		// The fundamental's bin is off its frequency by up to half a bin,
+		// so its j-th harmonic is off j*c by up to j/2 bins.
+		c := int(math.Round(float64(dom) / float64(m)))
+		if c < 2 || 2*absInt(dom-m*c) > m+1 {
+			continue
+		}
+		series := true
+		for j := 1; j < m && series; j++ {
+			series = outlier(j*c, (j+1)/2)
+		}
+		if series {
+			return c
+		}
+	}
+	return dom
+}
+
+// harmonicSeries reports the fundamental bin when every candidate is a
+// harmonic of the fundamental that fundamentalBin finds below the
+// strongest one, with the sum of their confidences.
+func harmonicSeries(cands []Candidate, z []float64) (int, float64, bool) {
+	if len(cands) == 0 {
+		return 0, 0, false
+	}
+	strongest := cands[0]
+	for _, c := range cands[1:] {
+		if c.Amplitude > strongest.Amplitude {
+			strongest = c
+		}
+	}
+	f := fundamentalBin(z, strongest.Bin)
+	conf := 0.0
+	for _, c := range cands {
+		m := int(math.Round(float64(c.Bin) / float64(f)))
+		if m < 1 || 2*absInt(c.Bin-m*f) > m+1 {
+			return 0, 0, false
+		}
+		conf += c.Confidence
+	}
+	return f, math.Min(conf, 1), true
+}
+
+func absInt(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
 }
 
 func meanStd(p []float64) (float64, float64) {

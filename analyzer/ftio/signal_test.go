@@ -216,3 +216,41 @@ func TestSampledVolume(t *testing.T) {
 		}
 	}
 }
+
+// TestFundamentalBin proves the harmonic-series rule: a dominant bin whose
+// lower harmonics all stand out (each within its quantisation) gives way
+// to the fundamental; a lone low outlier, a series with a gap or with a
+// member much weaker than the dominant bin, or a fundamental in bin 1 (the
+// whole span) do not.
+func TestFundamentalBin(t *testing.T) {
+	zWith := func(n int, high ...int) []float64 {
+		z := make([]float64, n)
+		for i := range z {
+			z[i] = 1
+		}
+		for _, k := range high {
+			z[k-1] = 10
+		}
+		return z
+	}
+	for _, c := range []struct {
+		name string
+		z    []float64
+		dom  int
+		want int
+	}{
+		{"second harmonic dominant", zWith(100, 14, 28, 42), 28, 14},
+		{"third harmonic, bins rounded", zWith(100, 14, 29, 43), 43, 14},
+		{"fifth harmonic of 7", zWith(100, 7, 14, 21, 28, 35, 42), 35, 7},
+		{"fundamental dominant", zWith(100, 14, 28, 42), 14, 14},
+		{"lone low outlier", zWith(100, 9, 28), 28, 28},
+		{"series with a gap", zWith(100, 7, 21, 28), 28, 28},
+		{"bin 1 is no fundamental", zWith(100, 1, 2, 3, 4), 4, 2},
+		{"the dominant bin is no member of its own series", zWith(100, 3), 3, 3},
+		{"a weak member breaks the series", func() []float64 { z := zWith(100, 28); z[13] = 4; return z }(), 28, 28},
+	} {
+		if got := fundamentalBin(c.z, c.dom); got != c.want {
+			t.Errorf("%s: fundamentalBin = %d, want %d", c.name, got, c.want)
+		}
+	}
+}
