@@ -12,10 +12,11 @@ import (
 
 // fio with a periodic job (bursts of 16 writes of 64 KiB, then a 400 ms
 // think time), traced by the library: FTIO on the trace finds the
-// configured period within 2%. The bursts last tens of microseconds, so
+// configured period within 2%, and the predictor's offsets are at least
+// as good as the contiguous baseline. The bursts last tens of microseconds, so
 // the sampling frequency comes from the trace (FTIO's 10 Hz would miss
 // them, which the result's SampledVolume shows).
-func TestPeriodOfFioThinktime(t *testing.T) {
+func TestFioThinktime(t *testing.T) {
 	fio := testenv.Tool(t, "fio")
 	traces := t.TempDir()
 	const think = 0.4
@@ -25,12 +26,12 @@ func TestPeriodOfFioThinktime(t *testing.T) {
 	if res := testenv.Traced(t, traces, nil, "", fio, args...); res.Code != 0 {
 		t.Fatalf("fio: %+v", res)
 	}
-	res, err := ftio.AnalyzeFiles([]string{traces}, ftio.ModeWrite, ftio.Options{Fs: -1})
+	res, err := ftio.AnalyzeFiles([]string{traces}, ftio.ModeWrite, ftio.Options{Fs: -1, MaxSamples: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.PeriodS == nil {
-		t.Fatalf("no period found: %+v", res)
+		t.Fatalf("no period found: %s, candidates %+v", res.Verdict, res.Candidates)
 	}
 	t.Logf("period %.5f s (configured think time %.3f s), confidence %.3f, fs %.4g Hz", *res.PeriodS, think, res.Confidence, res.Fs)
 	if math.Abs(*res.PeriodS-think)/think > 0.02 {
@@ -43,4 +44,5 @@ func TestPeriodOfFioThinktime(t *testing.T) {
 	if v := at10.SampledVolume; v > 0.5 && v < 2 {
 		t.Errorf("at 10 Hz the samples stand for %.3g of the bytes; expected the undersampling to show", v)
 	}
+	checkOffsets(t, programTrace(t, traces, "fio"), 0)
 }

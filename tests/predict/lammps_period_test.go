@@ -12,8 +12,9 @@ import (
 
 // LAMMPS from Debian writes a snapshot every 100 steps, traced by the
 // library: FTIO's period of the write signal is the mean interval between
-// the snapshots (measured from the same trace) within 2%.
-func TestPeriodOfLAMMPSDumps(t *testing.T) {
+// the snapshots (measured from the same trace) within 2%, and the
+// predictor's offsets are at least as good as the contiguous baseline.
+func TestLAMMPSDumps(t *testing.T) {
 	lmp := testenv.Tool(t, "lmp")
 	input, err := filepath.Abs(filepath.Join("testdata", "melt.lmp"))
 	if err != nil {
@@ -29,17 +30,18 @@ func TestPeriodOfLAMMPSDumps(t *testing.T) {
 		t.Fatalf("%d snapshots written, want 21 (steps 0, 100, ..., 2000)", len(snapshots))
 	}
 	want := (snapshots[len(snapshots)-1] - snapshots[0]) / float64(len(snapshots)-1)
-	res, err := ftio.AnalyzeFiles([]string{traces}, ftio.ModeWrite, ftio.Options{Fs: -1})
+	res, err := ftio.AnalyzeFiles([]string{traces}, ftio.ModeWrite, ftio.Options{Fs: -1, MaxSamples: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.PeriodS == nil {
-		t.Fatalf("no period found: %+v", res)
+		t.Fatalf("no period found: %s, candidates %+v", res.Verdict, res.Candidates)
 	}
 	t.Logf("period %.5f s, snapshots every %.5f s on average, confidence %.3f", *res.PeriodS, want, res.Confidence)
 	if math.Abs(*res.PeriodS-want)/want > 0.02 {
 		t.Errorf("period %.5f s, want %.5f s within 2%%", *res.PeriodS, want)
 	}
+	checkOffsets(t, programTrace(t, traces, "lmp"), 0)
 }
 
 // snapshotTimes returns the start of each burst of writes to path, in
