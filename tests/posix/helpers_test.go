@@ -18,8 +18,6 @@ import (
 	"iopred/tracefmt"
 )
 
-func repoRoot() string { return testenv.RepoRoot() }
-
 func library(t testing.TB) string { return testenv.Library(t) }
 
 func tool(t testing.TB, name string) string { return testenv.Tool(t, name) }
