@@ -1,6 +1,8 @@
 package sequitur
 
 import (
+	"cmp"
+	"slices"
 	"sort"
 	"unsafe"
 )
@@ -53,6 +55,10 @@ type Predictor struct {
 	// unexpected input as if it had replaced the expected one (a noisy
 	// symbol), alongside the re-discovered marks. Always on for now.
 	skip bool
+	// spare and free recycle the previous step's path list and node
+	// stacks: a step then allocates nothing in the steady state.
+	spare []path
+	free  [][]int32
 }
 
 // NewPredictor returns an empty predictor.
@@ -76,7 +82,7 @@ func (p *Predictor) terminal(q *path) int32 { return p.g.nodes[q.nodes[len(q.nod
 func (p *Predictor) Append(sym int) {
 	g := p.g
 	old := p.paths
-	var next []path
+	next := p.spare[:0]
 	hit := false
 	for i := range old {
 		if p.terminal(&old[i]) == int32(sym) {
@@ -93,7 +99,10 @@ func (p *Predictor) Append(sym int) {
 	}
 	for i := range old {
 		p.unpin(&old[i])
+		p.recycle(old[i].nodes)
+		old[i].nodes = nil
 	}
+	p.spare = old[:0]
 	for i := range next {
 		p.pin(&next[i])
 	}
@@ -113,7 +122,7 @@ func (p *Predictor) advance(from []int32, age int32, skipped bool, out []path, b
 		return out
 	}
 	g := p.g
-	nodes := make([]int32, len(from), len(from)+4)
+	nodes := p.stack(len(from) + 4)[:len(from)]
 	copy(nodes, from)
 	if age > ageCap {
 		age = ageCap
@@ -165,6 +174,26 @@ func (p *Predictor) discover() {
 	}
 }
 
+// stack returns an empty node stack of at least the capacity asked for,
+// recycled when one is free.
+func (p *Predictor) stack(capacity int) []int32 {
+	if k := len(p.free); k > 0 {
+		s := p.free[k-1]
+		p.free = p.free[:k-1]
+		if cap(s) >= capacity {
+			return s[:0]
+		}
+	}
+	return make([]int32, 0, capacity)
+}
+
+// recycle keeps a node stack no path holds any more.
+func (p *Predictor) recycle(s []int32) {
+	if s != nil && len(p.free) < 8*MaxPaths {
+		p.free = append(p.free, s[:0])
+	}
+}
+
 func (p *Predictor) pin(q *path) {
 	for _, n := range q.nodes {
 		p.g.nodes[n].pins++
@@ -181,27 +210,31 @@ func (p *Predictor) unpin(q *path) {
 // keeps the MaxPaths with the longest histories, in a defined order.
 func (p *Predictor) normalize() {
 	ps := p.paths
-	sort.SliceStable(ps, func(i, j int) bool {
-		if c := compareNodes(ps[i].nodes, ps[j].nodes); c != 0 {
-			return c < 0
+	slices.SortStableFunc(ps, func(a, b path) int {
+		if c := compareNodes(a.nodes, b.nodes); c != 0 {
+			return c
 		}
-		return ps[i].age > ps[j].age
+		return cmp.Compare(b.age, a.age)
 	})
 	w := 0
 	for i := range ps {
 		if w > 0 && compareNodes(ps[w-1].nodes, ps[i].nodes) == 0 {
 			p.unpin(&ps[i])
+			p.recycle(ps[i].nodes)
 			continue
 		}
 		ps[w] = ps[i]
 		w++
 	}
+	clear(ps[w:])
 	ps = ps[:w]
 	if len(ps) > MaxPaths {
-		sort.SliceStable(ps, func(i, j int) bool { return ps[i].age > ps[j].age })
+		slices.SortStableFunc(ps, func(a, b path) int { return cmp.Compare(b.age, a.age) })
 		for i := MaxPaths; i < len(ps); i++ {
 			p.unpin(&ps[i])
+			p.recycle(ps[i].nodes)
 		}
+		clear(ps[MaxPaths:])
 		ps = ps[:MaxPaths]
 	}
 	p.paths = ps
