@@ -2,10 +2,13 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"debug/elf"
+	"encoding/binary"
 	"hash/fnv"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -20,14 +23,77 @@ type symbolizer struct {
 }
 
 type moduleSyms struct {
-	funcs []funcSym // sorted by start
-	strs  [][]byte  // string tables the names point into
+	tables []symTable
+	// funcs is built, sorted by start, once the module has had
+	// sortAfterLookups lookups: the first few scan the raw tables, which
+	// is far cheaper for a short process than sorting thousands of symbols.
+	funcs   []funcSym
+	lookups int
 }
+
+// symTable is a raw ELF symbol table with the string table its names
+// point into.
+type symTable struct {
+	syms, strs []byte
+	order      binary.ByteOrder
+}
+
+const sortAfterLookups = 8
 
 type funcSym struct {
 	start, end uint64
-	name       uint32 // offset in strs[table]
+	name       uint32 // offset in tables[table].strs
 	table      uint8
+}
+
+// each calls fn for every function symbol of the module, the full table's
+// before the dynamic one's.
+func (m *moduleSyms) each(fn func(funcSym)) {
+	for t, tab := range m.tables {
+		for off := 24; off+24 <= len(tab.syms); off += 24 { // entry 0 is reserved
+			ent := tab.syms[off : off+24]
+			name, info := tab.order.Uint32(ent[0:]), ent[4]
+			value, size := tab.order.Uint64(ent[8:]), tab.order.Uint64(ent[16:])
+			if elf.ST_TYPE(info) != elf.STT_FUNC || value == 0 || int(name) >= len(tab.strs) {
+				continue
+			}
+			end := value + size
+			if size == 0 {
+				end = value + 1
+			}
+			fn(funcSym{start: value, end: end, name: name, table: uint8(t)})
+		}
+	}
+}
+
+// find returns the function containing vaddr: the symbol with the highest
+// start at or below it (the first one listed when several start there).
+func (m *moduleSyms) find(vaddr uint64) (funcSym, bool) {
+	m.lookups++
+	if m.funcs == nil && m.lookups > sortAfterLookups {
+		m.each(func(f funcSym) { m.funcs = append(m.funcs, f) })
+		slices.SortStableFunc(m.funcs, func(a, b funcSym) int { return cmp.Compare(a.start, b.start) })
+		m.funcs = slices.CompactFunc(m.funcs, func(a, b funcSym) bool { return a.start == b.start })
+	}
+	var best funcSym
+	found := false
+	if m.funcs != nil {
+		fs := m.funcs
+		i := sort.Search(len(fs), func(i int) bool { return fs[i].start > vaddr }) - 1
+		if i >= 0 {
+			best, found = fs[i], true
+		}
+	} else {
+		m.each(func(f funcSym) {
+			if f.start <= vaddr && (!found || f.start > best.start) {
+				best, found = f, true
+			}
+		})
+	}
+	if !found || vaddr >= best.end {
+		return funcSym{}, false
+	}
+	return best, true
 }
 
 func newSymbolizer() *symbolizer {
@@ -56,23 +122,21 @@ func (s *symbolizer) lookup(path string, vaddr uint64) string {
 		m = loadSyms(path)
 		s.modules[path] = m
 	}
-	fs := m.funcs
-	i := sort.Search(len(fs), func(i int) bool { return fs[i].start > vaddr }) - 1
-	if i < 0 || vaddr >= fs[i].end {
+	f, ok := m.find(vaddr)
+	if !ok {
 		return ""
 	}
-	strs := m.strs[fs[i].table]
-	name := strs[fs[i].name:]
+	name := m.tables[f.table].strs[f.name:]
 	if n := bytes.IndexByte(name, 0); n >= 0 {
 		name = name[:n]
 	}
 	return string(name)
 }
 
-// loadSyms reads a module's function symbols (the full table where the
-// module has one, else the dynamic one) as raw entries, without making a
-// string of every name: this runs in the traced process, and libc alone
-// has thousands of symbols.
+// loadSyms reads a module's symbol tables (the full one where the module
+// has it, and the dynamic one) as raw bytes, without making a string of
+// every name: this runs in the traced process, and libc alone has
+// thousands of symbols.
 func loadSyms(path string) *moduleSyms {
 	m := &moduleSyms{}
 	file, err := openPrivateFile(path)
@@ -81,19 +145,15 @@ func loadSyms(path string) *moduleSyms {
 	}
 	defer file.Close()
 	f, err := elf.NewFile(file)
-	if err != nil {
+	if err != nil || f.Class != elf.ELFCLASS64 {
 		return m
 	}
-	if f.Class != elf.ELFCLASS64 {
-		return m
-	}
-	seen := make(map[uint64]bool)
 	for _, typ := range []elf.SectionType{elf.SHT_SYMTAB, elf.SHT_DYNSYM} {
 		sec := f.SectionByType(typ)
-		if sec == nil || int(sec.Link) >= len(f.Sections) || len(m.strs) > 255 {
+		if sec == nil || int(sec.Link) >= len(f.Sections) {
 			continue
 		}
-		data, err := sec.Data()
+		syms, err := sec.Data()
 		if err != nil {
 			continue
 		}
@@ -101,25 +161,8 @@ func loadSyms(path string) *moduleSyms {
 		if err != nil {
 			continue
 		}
-		table := uint8(len(m.strs))
-		m.strs = append(m.strs, strs)
-		order := f.ByteOrder
-		for off := 24; off+24 <= len(data); off += 24 { // entry 0 is reserved
-			ent := data[off : off+24]
-			name, info := order.Uint32(ent[0:]), ent[4]
-			value, size := order.Uint64(ent[8:]), order.Uint64(ent[16:])
-			if elf.ST_TYPE(info) != elf.STT_FUNC || value == 0 || seen[value] || int(name) >= len(strs) {
-				continue
-			}
-			seen[value] = true
-			end := value + size
-			if size == 0 {
-				end = value + 1
-			}
-			m.funcs = append(m.funcs, funcSym{start: value, end: end, name: name, table: table})
-		}
+		m.tables = append(m.tables, symTable{syms: syms, strs: strs, order: f.ByteOrder})
 	}
-	sort.Slice(m.funcs, func(i, j int) bool { return m.funcs[i].start < m.funcs[j].start })
 	return m
 }
 

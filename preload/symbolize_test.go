@@ -25,7 +25,9 @@ func TestLoadSyms(t *testing.T) {
 	m := loadSyms(exe)
 	s := &symbolizer{exe: exe, modules: map[string]*moduleSyms{exe: m}}
 	found := false
-	for _, f := range m.funcs {
+	var funcs []funcSym
+	m.each(func(f funcSym) { funcs = append(funcs, f) })
+	for _, f := range funcs {
 		if s.lookup(exe, f.start) == "" {
 			t.Fatalf("lookup of a symbol's own start %#x found no name", f.start)
 		}
@@ -40,10 +42,37 @@ func TestLoadSyms(t *testing.T) {
 		}
 	}
 	if !found {
-		t.Errorf("iopred_probe_fn not among the %d symbols", len(m.funcs))
+		t.Errorf("iopred_probe_fn not among the %d symbols", len(funcs))
 	}
-	if got := loadSyms(filepath.Join(dir, "missing")); len(got.funcs) != 0 {
+	if got := loadSyms(filepath.Join(dir, "missing")); len(got.tables) != 0 {
 		t.Error("a missing module must give an empty table, not symbols")
+	}
+}
+
+// The first lookups scan the raw tables and later ones search the sorted
+// table: both give the same function for every address tried in libc.
+func TestSymbolScanMatchesSorted(t *testing.T) {
+	const libc = "/lib/x86_64-linux-gnu/libc.so.6"
+	scan, sorted := loadSyms(libc), loadSyms(libc)
+	if len(scan.tables) == 0 {
+		t.Skipf("no symbols read from %s", libc)
+	}
+	var addrs []uint64
+	scan.each(func(f funcSym) { addrs = append(addrs, f.start-1, f.start, f.start+1, f.end-1, f.end) })
+	sorted.lookups = sortAfterLookups
+	for i, a := range addrs {
+		if i%7 != 0 { // a sample keeps the scans' cost down
+			continue
+		}
+		scan.lookups = 0 // keep scanning
+		got, okScan := scan.find(a)
+		want, okSorted := sorted.find(a)
+		if okScan != okSorted || got != want {
+			t.Fatalf("address %#x: scan %+v %v, sorted %+v %v", a, got, okScan, want, okSorted)
+		}
+	}
+	if sorted.funcs == nil {
+		t.Fatal("the sorted table was never built")
 	}
 }
 
