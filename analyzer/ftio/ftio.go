@@ -502,15 +502,18 @@ func fundamentalBin(z []float64, dom int) int {
 		return false
 	}
 	for m := dom; m >= 2; m-- {
-		// The fundamental's bin is off its frequency by up to half a bin,
-		// so its j-th harmonic is off j*c by up to j/2 bins.
+		// The fundamental's frequency is within half a bin of c, so it peaks
+		// in bin c itself, and its j-th harmonic peaks within j/2 bins of
+		// j*c.
+		// Below bin 3 the window would hold fewer than three periods of
+		// the fundamental, which then cannot be told from leakage.
 		c := int(math.Round(float64(dom) / float64(m)))
-		if c < 2 || 2*absInt(dom-m*c) > m+1 {
+		if c < 3 || 2*absInt(dom-m*c) > m+1 {
 			continue
 		}
 		series := true
 		for j := 1; j < m && series; j++ {
-			series = outlier(j*c, (j+1)/2)
+			series = outlier(j*c, j/2)
 		}
 		if series {
 			return c

@@ -220,8 +220,8 @@ func TestSampledVolume(t *testing.T) {
 // TestFundamentalBin proves the harmonic-series rule: a dominant bin whose
 // lower harmonics all stand out (each within its quantisation) gives way
 // to the fundamental; a lone low outlier, a series with a gap or with a
-// member much weaker than the dominant bin, or a fundamental in bin 1 (the
-// whole span) do not.
+// member much weaker than the dominant bin, or a fundamental below bin 3
+// (fewer than three periods in the window) do not.
 func TestFundamentalBin(t *testing.T) {
 	zWith := func(n int, high ...int) []float64 {
 		z := make([]float64, n)
@@ -245,7 +245,8 @@ func TestFundamentalBin(t *testing.T) {
 		{"fundamental dominant", zWith(100, 14, 28, 42), 14, 14},
 		{"lone low outlier", zWith(100, 9, 28), 28, 28},
 		{"series with a gap", zWith(100, 7, 21, 28), 28, 28},
-		{"bin 1 is no fundamental", zWith(100, 1, 2, 3, 4), 4, 2},
+		{"fewer than three periods in the window", zWith(100, 1, 2, 3, 4), 4, 4},
+		{"an odd dominant bin and leakage below", zWith(100, 2, 3), 3, 3},
 		{"the dominant bin is no member of its own series", zWith(100, 3), 3, 3},
 		{"a weak member breaks the series", func() []float64 { z := zWith(100, 28); z[13] = 4; return z }(), 28, 28},
 	} {
