@@ -1,6 +1,7 @@
-// Package predict checks iopred's prediction API in a live process: a C
-// program under LD_PRELOAD=libiopred.so asks iopred_predict about each of
-// its own I/O calls before it makes it.
+// Package predict checks iopred's predictions on live processes: a C
+// program under LD_PRELOAD=libiopred.so asks iopred_predict and
+// iopred_period about its own I/O, and real programs (LAMMPS, fio, an HDF5
+// writer) traced by the library go through FTIO and the predictor's replay.
 package predict
 
 import (
@@ -8,14 +9,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"testing"
+
+	"iopred/tests/testenv"
 )
 
-func repoRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
-}
+func repoRoot() string { return testenv.RepoRoot() }
 
 // dataFile is where the workload writes: in memory when the machine has
 // /dev/shm, so that its fsync calls do not wait for a disk.
