@@ -153,7 +153,9 @@ func iopredEvents(path string, mode Mode, base int64, fn func(Request) error) er
 			return err
 		}
 		e := rec.Event
-		if e == nil || e.Errno != 0 || !tracefmt.IsData(e.Op) {
+		// POSIX calls made inside an MPI-IO call move that call's bytes:
+		// counting both would double the application's bandwidth.
+		if e == nil || e.Errno != 0 || !tracefmt.IsData(e.Op) || e.Parent != 0 {
 			continue
 		}
 		write := tracefmt.IsWrite(e.Op)

@@ -237,6 +237,12 @@ func readTrace(id int64, path string, streams map[streamKey]*stream, p *procInfo
 		if e == nil || e.Errno != 0 || e.Offset == tracefmt.NoOffset || e.Bytes <= 0 || e.Path == "" {
 			continue
 		}
+		// POSIX calls made inside an MPI-IO call repeat its bytes (or, in
+		// collective buffering, an aggregator's): the application's access
+		// pattern is the MPI-IO call's.
+		if e.Parent != 0 {
+			continue
+		}
 		var write bool
 		switch {
 		case tracefmt.IsWrite(e.Op):
