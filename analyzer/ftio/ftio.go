@@ -51,6 +51,12 @@ type Options struct {
 	// MaxSamples bounds the number of samples; 0 means DefaultMaxSamples.
 	// A trace that would need more at the requested Fs is an error.
 	MaxSamples int
+	// Average makes each sample the mean bandwidth over its interval
+	// [t_i, t_i + 1/fs) instead of FTIO's bandwidth at the instant t_i.
+	// Bursts of short requests then keep their volume at any sampling
+	// frequency, which point samples miss when the requests are much
+	// shorter than 1/fs (a traced program's system calls).
+	Average bool
 }
 
 func (o Options) withDefaults() Options {
@@ -213,6 +219,9 @@ func AnalyzeSources(srcs []Source, opt Options) (Result, error) {
 		if diffs[w] == nil {
 			diffs[w] = make([]float64, n+1)
 		}
+		if opt.Average {
+			return addAveraged(srcs[i], diffs[w], t0, fs, n, &volumes[w])
+		}
 		return addRequests(srcs[i], diffs[w], t0, fs, n, &volumes[w])
 	})
 	if err != nil {
@@ -307,6 +316,39 @@ func addRequests(src Source, diff []float64, t0, fs float64, n int, vol *volume)
 			diff[hi] -= r.Bandwidth
 			vol.sampled += r.Bandwidth * float64(hi-lo) / fs
 		}
+		return nil
+	})
+}
+
+// addAveraged adds each request to a difference array over the samples as
+// its share of each sample interval: interval i gets the request's
+// bandwidth times the fraction of [t0+i/fs, t0+(i+1)/fs) it covers.
+func addAveraged(src Source, diff []float64, t0, fs float64, n int, vol *volume) error {
+	add := func(i int, v float64) {
+		if i >= 0 && i < n {
+			diff[i] += v
+			diff[i+1] -= v
+			vol.sampled += v / fs
+		}
+	}
+	return src(func(r Request) error {
+		vol.bytes += r.Bandwidth * (r.End - r.Start)
+		us, ue := (r.Start-t0)*fs, (r.End-t0)*fs
+		if r.Bandwidth == 0 || ue <= us {
+			return nil
+		}
+		ia, ib := int(math.Floor(us)), int(math.Floor(ue))
+		if ia == ib {
+			add(ia, r.Bandwidth*(ue-us))
+			return nil
+		}
+		add(ia, r.Bandwidth*(float64(ia+1)-us))
+		if lo, hi := max(ia+1, 0), min(ib, n); lo < hi {
+			diff[lo] += r.Bandwidth
+			diff[hi] -= r.Bandwidth
+			vol.sampled += r.Bandwidth * float64(hi-lo) / fs
+		}
+		add(ib, r.Bandwidth*(ue-float64(ib)))
 		return nil
 	})
 }

@@ -34,6 +34,33 @@ func TestSample(t *testing.T) {
 	}
 }
 
+// TestSampleAveraged proves the averaged samples: each is the mean
+// bandwidth over its interval, so a request shorter than the interval
+// keeps its bytes, and one spanning several intervals fills the whole ones
+// and its share of the partial ones.
+func TestSampleAveraged(t *testing.T) {
+	reqs := []Request{
+		{Start: 0.02, End: 0.03, Bandwidth: 1000}, // 10 bytes in interval 0
+		{Start: 0.15, End: 0.42, Bandwidth: 100},  // half of 1, all of 2 and 3, a fifth of 4
+		{Start: 0.75, End: 0.76, Bandwidth: 500},  // 5 bytes in interval 7
+	}
+	diff := make([]float64, 9)
+	var vol volume
+	if err := addAveraged(Slice(reqs), diff, 0, 10, 8, &vol); err != nil {
+		t.Fatal(err)
+	}
+	x := integrate([][]float64{diff}, 8)
+	want := []float64{100, 50, 100, 100, 20, 0, 0, 50}
+	for i := range want {
+		if math.Abs(x[i]-want[i]) > 1e-9 {
+			t.Errorf("sample %d = %g, want %g (all %v)", i, x[i], want[i], x)
+		}
+	}
+	if math.Abs(vol.sampled-vol.bytes) > 1e-9 {
+		t.Errorf("the samples stand for %g bytes of %g", vol.sampled, vol.bytes)
+	}
+}
+
 // TestAnalyzePureSquareWave proves a periodic burst is found with high
 // confidence at its period, N follows floor((t_end - t_start) fs), and the
 // metrics of a perfectly periodic signal are those of one.
@@ -197,11 +224,14 @@ func TestSampledVolume(t *testing.T) {
 		name   string
 		length float64
 		warn   bool
+
+		average bool
 	}{
-		{"phases of 0.2 s", 0.2, false},
-		{"bursts of 50 us", 50e-6, true},
+		{"phases of 0.2 s", 0.2, false, false},
+		{"bursts of 50 us", 50e-6, true, false},
+		{"bursts of 50 us, averaged", 50e-6, false, true},
 	} {
-		res, err := Analyze(Slice(burst(c.length)), Options{Fs: 10})
+		res, err := Analyze(Slice(burst(c.length)), Options{Fs: 10, Average: c.average})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,7 +11,7 @@ func WriteText(w io.Writer, res Result) error {
 	ew := &errWriter{w: w}
 	ew.printf("samples: %d at %g Hz over [%.6g s, %.6g s]\n", res.NSamples, res.Fs, res.TStart, res.TEnd)
 	if res.SampledVolume < 0.5 || res.SampledVolume > 2 {
-		ew.printf("warning: the samples stand for %.3g times the bytes moved: I/O phases are short against 1/fs, so the signal misrepresents them; try --fs 0 (chosen from the trace) or a higher --fs\n", res.SampledVolume)
+		ew.printf("warning: the samples stand for %.3g times the bytes moved: I/O phases are short against 1/fs, so the signal misrepresents them; try --average (each sample the mean bandwidth over its interval) or --fs 0 (chosen from the trace)\n", res.SampledVolume)
 	}
 	if res.PeriodS == nil {
 		ew.printf("no period found (%s; %d candidates, %d outliers with z > 3)\n", res.Verdict, len(res.Candidates), res.Outliers)

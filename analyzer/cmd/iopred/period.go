@@ -28,6 +28,7 @@ func runPeriod(args []string, stdout, stderr io.Writer) error {
 	hz := fs.Float64("fs", ftio.DefaultFs, "sampling frequency in `HZ`; 0 or negative: chosen from the trace")
 	tol := fs.Float64("tol", ftio.DefaultTol, "a candidate's z-score must exceed this fraction of the largest")
 	amp := fs.Bool("amplitude", false, "use the amplitude |X| instead of the power |X|^2/N")
+	avg := fs.Bool("average", false, "make each sample the mean bandwidth over its interval instead of the bandwidth at its instant (for short bursts)")
 	ftioModes := fs.String("ftio-mode", "", "comma-separated FTIO modes to read (default: read_sync and/or write_sync)")
 	asJSON := fs.Bool("json", false, "print one JSON object (with --online: one per prediction)")
 	online := fs.Bool("online", false, "replay the trace as if it grew, predicting at the end of every I/O phase")
@@ -44,7 +45,7 @@ func runPeriod(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	opt := ftio.Options{Fs: *hz, Tol: *tol, Amplitude: *amp}
+	opt := ftio.Options{Fs: *hz, Tol: *tol, Amplitude: *amp, Average: *avg}
 	if *hz <= 0 {
 		opt.Fs = -1
 	}
