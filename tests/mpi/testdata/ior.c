@@ -1,6 +1,6 @@
 /* An IOR-like MPI-IO workload for the iopred tests.
  *
- * usage: ior DIR SEGMENTS BLOCK TRANSFER PAUSE_MS [abort]
+ * usage: ior DIR SEGMENTS BLOCK TRANSFER PAUSE_MS [abort | ckpt=K]
  *
  * Every rank writes BLOCK bytes per segment in TRANSFER-byte calls:
  *   phase 1  N-1 strided, independent: MPI_File_write_at on DIR/n1_ind.dat,
@@ -11,7 +11,9 @@
  *   phase 3  N-N, file per process: MPI_File_write at the individual file
  *            pointer on DIR/nn.<rank>.dat (MPI_COMM_SELF);
  *   phase 4  reads phase 1's file back with MPI_File_iread_at, completed
- *            by one MPI_Waitall per segment, and checks the data.
+ *            by one MPI_Waitall per segment, and checks the data;
+ *   phase 5  with ckpt=K, K checkpoints: phase 1's writes to DIR/ckpt.dat,
+ *            each followed by the pause, so the job's writes are periodic.
  * A compute pause of PAUSE_MS separates the phases. Before MPI_Init each
  * process writes DIR/preinit.<pid> with POSIX calls. With "abort", rank 0
  * calls MPI_Abort after phase 1 and a pause, and the others wait for it. */
@@ -37,9 +39,25 @@ static void check(int rc, const char *what) {
 
 static char pattern(int rank, long pos) { return (char)('a' + (rank * 7 + pos) % 26); }
 
+/* N-1 strided, independent: segment s of rank r at s*N*BLOCK + r*BLOCK. */
+static void write_strided(const char *dir, const char *name, int rank, int n, int segs, int block, int xfer, char *buf) {
+  char path[4096];
+  MPI_File fh;
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  check(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh), "open strided");
+  for (int s = 0; s < segs; s++) {
+    for (int j = 0; j < block / xfer; j++) {
+      MPI_Offset off = (MPI_Offset)s * n * block + (MPI_Offset)rank * block + (MPI_Offset)j * xfer;
+      for (int k = 0; k < xfer; k++) buf[k] = pattern(rank, off + k);
+      check(MPI_File_write_at(fh, off, buf, xfer, MPI_BYTE, MPI_STATUS_IGNORE), "write_at");
+    }
+  }
+  check(MPI_File_close(&fh), "close strided");
+}
+
 int main(int argc, char **argv) {
   if (argc < 6) {
-    fprintf(stderr, "usage: ior DIR SEGMENTS BLOCK TRANSFER PAUSE_MS [abort]\n");
+    fprintf(stderr, "usage: ior DIR SEGMENTS BLOCK TRANSFER PAUSE_MS [abort | ckpt=K]\n");
     return 2;
   }
   const char *dir = argv[1];
@@ -47,6 +65,7 @@ int main(int argc, char **argv) {
   int block = atoi(argv[3]), xfer = atoi(argv[4]);
   long pause = atol(argv[5]);
   int do_abort = argc > 6 && strcmp(argv[6], "abort") == 0;
+  int ckpts = argc > 6 && strncmp(argv[6], "ckpt=", 5) == 0 ? atoi(argv[6] + 5) : 0;
   char path[4096];
 
   /* I/O before MPI_Init: the launcher's rank variables name the trace. */
@@ -64,16 +83,7 @@ int main(int argc, char **argv) {
   MPI_File fh;
 
   /* phase 1: N-1 strided, independent */
-  snprintf(path, sizeof path, "%s/n1_ind.dat", dir);
-  check(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh), "open n1_ind");
-  for (int s = 0; s < segs; s++) {
-    for (int j = 0; j < per; j++) {
-      MPI_Offset off = (MPI_Offset)s * n * block + (MPI_Offset)rank * block + (MPI_Offset)j * xfer;
-      for (int k = 0; k < xfer; k++) buf[k] = pattern(rank, off + k);
-      check(MPI_File_write_at(fh, off, buf, xfer, MPI_BYTE, MPI_STATUS_IGNORE), "write_at");
-    }
-  }
-  check(MPI_File_close(&fh), "close n1_ind");
+  write_strided(dir, "n1_ind.dat", rank, n, segs, block, xfer, buf);
   pause_ms(pause);
 
   if (do_abort) {
@@ -125,6 +135,12 @@ int main(int argc, char **argv) {
   }
   check(MPI_File_close(&fh), "close n1_ind");
   free(reqs);
+
+  /* phase 5: periodic checkpoints */
+  for (int c = 0; c < ckpts; c++) {
+    pause_ms(pause);
+    write_strided(dir, "ckpt.dat", rank, n, segs, block, xfer, buf);
+  }
   free(buf);
   MPI_Finalize();
   return 0;
