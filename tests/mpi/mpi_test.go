@@ -673,3 +673,109 @@ func TestMPIInLocalScope(t *testing.T) {
 		})
 	}
 }
+
+// A parallel HDF5 program (Debian's libhdf5-openmpi) writes three fields
+// per checkpoint collectively through the MPI-IO driver and reads its rows
+// back: it computes what it computes without the library, every rank is
+// traced, each rank's collective writes carry exactly its own rows, and
+// the POSIX calls underneath point to the MPI-IO call that made them.
+func TestParallelHDF5(t *testing.T) {
+	const np, ckpts, rowBytes = 4, 4, 64 * 256 * 8 // ROWS, COLS in h5par.c
+	m := impls[0]
+	need(t, m.run, "h5pcc.openmpi")
+	prog := filepath.Join(t.TempDir(), "h5par")
+	src, err := filepath.Abs(filepath.Join("testdata", "h5par.c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	build := exec.Command("h5pcc.openmpi", "-O2", "-o", prog, src)
+	build.Dir = t.TempDir() // h5pcc leaves its object file in the working directory
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("h5pcc.openmpi: %v\n%s", err, out)
+	}
+	bare, err := mpirun(t, m, np, 3*time.Minute, nil, prog, t.TempDir(), fmt.Sprint(ckpts))
+	if err != nil {
+		t.Fatalf("job without the library failed: %v\n%s", err, bare)
+	}
+	data, traces := t.TempDir(), t.TempDir()
+	out, err := mpirun(t, m, np, 3*time.Minute, []string{"LD_PRELOAD=" + library(t), "IOPRED_DIR=" + traces}, prog, data, fmt.Sprint(ckpts))
+	if err != nil || !bytes.Equal(out, bare) {
+		t.Fatalf("with the library: %v\n%s\nwithout:\n%s", err, out, bare)
+	}
+	trs := readTraces(t, traces, "h5par")
+	byRank(t, trs, np)
+	for _, tr := range trs {
+		seqs := map[int64]bool{}
+		for _, e := range tr.events {
+			if e.Layer == "mpiio" {
+				seqs[e.Seq] = true
+			}
+		}
+		for c := 0; c < ckpts; c++ {
+			file := fmt.Sprintf("/ckpt_%03d.h5", c)
+			var written int64
+			for _, e := range tr.ops("MPI_File_write_at_all", file) {
+				written += e.Bytes
+			}
+			if written != 3*rowBytes {
+				t.Errorf("rank %d, %s: collective writes moved %d bytes, want its rows of 3 fields (%d)", rank(tr), file, written, 3*rowBytes)
+			}
+			under := tr.ops("pwrite", file)
+			if len(under) == 0 && rank(tr) == 0 {
+				t.Errorf("rank 0, %s: no pwrite underneath", file)
+			}
+			for _, e := range under {
+				if e.Parent == 0 || !seqs[e.Parent] {
+					t.Errorf("rank %d, %s: pwrite at %d has parent %d, not an MPI-IO call of this rank", rank(tr), file, e.Offset, e.Parent)
+					break
+				}
+			}
+		}
+	}
+}
+
+// LAMMPS from Debian on two ranks (Open MPI) writes a snapshot every 50
+// steps from rank 0: both ranks are traced, and FTIO over the job's
+// traces finds the snapshots' period. The snapshots come every 35 ms or so
+// and gathering them to rank 0 takes a varying share of that, so the
+// period is checked within 5% of their mean interval (2% holds for the
+// serial run in tests/predict, which is twice as slow).
+func TestLAMMPSTwoRanks(t *testing.T) {
+	m := impls[0]
+	need(t, m.run, "lmp")
+	input := filepath.Join(testenv.RepoRoot(), "tests", "predict", "testdata", "melt.lmp")
+	data, traces := t.TempDir(), t.TempDir()
+	out, err := mpirun(t, m, 2, 3*time.Minute, []string{"LD_PRELOAD=" + library(t), "IOPRED_DIR=" + traces},
+		"lmp", "-in", input, "-var", "out", data, "-log", "none", "-screen", "none")
+	if err != nil {
+		t.Fatalf("lmp: %v\n%s", err, out)
+	}
+	trs := readTraces(t, traces, "lmp")
+	byRank(t, trs, 2)
+	var starts []float64
+	last := math.Inf(-1)
+	for _, e := range trs[0].events {
+		if e.Path != filepath.Join(data, "snapshots.dump") || !tracefmt.IsWrite(e.Op) || e.Bytes == 0 {
+			continue
+		}
+		if now := float64(e.StartNs) / 1e9; now-last > 0.02 {
+			starts = append(starts, now)
+		}
+		last = float64(e.EndNs) / 1e9
+	}
+	if len(starts) != 81 {
+		t.Fatalf("rank 0 wrote %d snapshots, want 81", len(starts))
+	}
+	want := (starts[len(starts)-1] - starts[0]) / float64(len(starts)-1)
+	res, err := ftio.AnalyzeFiles([]string{traces}, ftio.ModeWrite, ftio.Options{Fs: -1, MaxSamples: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.PeriodS == nil {
+		t.Fatalf("no period found: %s, candidates %+v", res.Verdict, res.Candidates)
+	}
+	t.Logf("job period %.5f s, snapshots every %.5f s, confidence %.3f", *res.PeriodS, want, res.Confidence)
+	if math.Abs(*res.PeriodS-want)/want > 0.05 {
+		t.Errorf("job period %.5f s, want %.5f s within 5%%", *res.PeriodS, want)
+	}
+}

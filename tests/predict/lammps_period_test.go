@@ -22,7 +22,7 @@ func TestLAMMPSDumps(t *testing.T) {
 	}
 	work, traces := t.TempDir(), t.TempDir()
 	env := []string{"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1", "OMPI_MCA_plm_rsh_agent="}
-	if res := testenv.Traced(t, traces, env, work, lmp, "-in", input, "-log", "none", "-screen", "none"); res.Code != 0 {
+	if res := testenv.Traced(t, traces, env, work, lmp, "-in", input, "-var", "out", work, "-log", "none", "-screen", "none"); res.Code != 0 {
 		t.Fatalf("lmp: %+v", res)
 	}
 	snapshots := snapshotTimes(t, traces, filepath.Join(work, "snapshots.dump"))
