@@ -343,17 +343,7 @@ func checkIORPeriod(t *testing.T, trs []*trace, dir string) {
 	if want < iorPauseMs/1e3 || want > 2*iorPauseMs/1e3 {
 		t.Errorf("checkpoints every %.4f s, configured pause %d ms", want, iorPauseMs)
 	}
-	res, err := ftio.AnalyzeFiles([]string{dir}, ftio.ModeWrite, ftio.Options{Fs: 100, Average: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.PeriodS == nil {
-		t.Fatalf("no period found: %s, candidates %+v", res.Verdict, res.Candidates)
-	}
-	t.Logf("job period %.5f s, checkpoints every %.5f s (pause %d ms), confidence %.3f", *res.PeriodS, want, iorPauseMs, res.Confidence)
-	if math.Abs(*res.PeriodS-want)/want > 0.02 {
-		t.Errorf("job period %.5f s, want %.5f s within 2%%", *res.PeriodS, want)
-	}
+	testenv.CheckPeriod(t, dir, ftio.Options{Fs: 100, Average: true}, want, 0.02)
 }
 
 func checkIORRank(t *testing.T, tr *trace) {
@@ -767,15 +757,5 @@ func TestLAMMPSTwoRanks(t *testing.T) {
 		t.Fatalf("rank 0 wrote %d snapshots, want 81", len(starts))
 	}
 	want := (starts[len(starts)-1] - starts[0]) / float64(len(starts)-1)
-	res, err := ftio.AnalyzeFiles([]string{traces}, ftio.ModeWrite, ftio.Options{Fs: -1, MaxSamples: 1 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.PeriodS == nil {
-		t.Fatalf("no period found: %s, candidates %+v", res.Verdict, res.Candidates)
-	}
-	t.Logf("job period %.5f s, snapshots every %.5f s, confidence %.3f", *res.PeriodS, want, res.Confidence)
-	if math.Abs(*res.PeriodS-want)/want > 0.05 {
-		t.Errorf("job period %.5f s, want %.5f s within 5%%", *res.PeriodS, want)
-	}
+	testenv.CheckPeriod(t, traces, ftio.Options{Fs: -1, MaxSamples: 1 << 20}, want, 0.05)
 }

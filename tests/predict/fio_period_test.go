@@ -2,7 +2,6 @@ package predict
 
 import (
 	"fmt"
-	"math"
 	"path/filepath"
 	"testing"
 
@@ -26,17 +25,7 @@ func TestFioThinktime(t *testing.T) {
 	if res := testenv.Traced(t, traces, nil, "", fio, args...); res.Code != 0 {
 		t.Fatalf("fio: %+v", res)
 	}
-	res, err := ftio.AnalyzeFiles([]string{traces}, ftio.ModeWrite, ftio.Options{Fs: -1, MaxSamples: 1 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.PeriodS == nil {
-		t.Fatalf("no period found: %s, candidates %+v", res.Verdict, res.Candidates)
-	}
-	t.Logf("period %.5f s (configured think time %.3f s), confidence %.3f, fs %.4g Hz", *res.PeriodS, think, res.Confidence, res.Fs)
-	if math.Abs(*res.PeriodS-think)/think > 0.02 {
-		t.Errorf("period %.5f s, want %.3f s within 2%%", *res.PeriodS, think)
-	}
+	testenv.CheckPeriod(t, traces, ftio.Options{Fs: -1, MaxSamples: 1 << 20}, think, 0.02)
 	at10, err := ftio.AnalyzeFiles([]string{traces}, ftio.ModeWrite, ftio.Options{Fs: 10})
 	if err != nil {
 		t.Fatal(err)

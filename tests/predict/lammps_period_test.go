@@ -32,17 +32,7 @@ func TestLAMMPSDumps(t *testing.T) {
 		t.Fatalf("%d snapshots written, want 81 (steps 0, 50, ..., 4000)", len(snapshots))
 	}
 	want := (snapshots[len(snapshots)-1] - snapshots[0]) / float64(len(snapshots)-1)
-	res, err := ftio.AnalyzeFiles([]string{traces}, ftio.ModeWrite, ftio.Options{Fs: -1, MaxSamples: 1 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.PeriodS == nil {
-		t.Fatalf("no period found: %s, candidates %+v", res.Verdict, res.Candidates)
-	}
-	t.Logf("period %.5f s, snapshots every %.5f s on average, confidence %.3f", *res.PeriodS, want, res.Confidence)
-	if math.Abs(*res.PeriodS-want)/want > 0.02 {
-		t.Errorf("period %.5f s, want %.5f s within 2%%", *res.PeriodS, want)
-	}
+	testenv.CheckPeriod(t, traces, ftio.Options{Fs: -1, MaxSamples: 1 << 20}, want, 0.02)
 	checkOffsets(t, programTrace(t, traces, "lmp"), 0)
 }
 
