@@ -478,12 +478,28 @@ func analyzeSamples(x []float64, t0, fs float64, opt Options) Result {
 		sumOut += z[i]
 		res.Outliers++
 	}
+	groupEnd := -1 // the last bin of the group the last candidate stands for
 	for _, k := range kept {
 		f := float64(k) * fs / float64(n)
-		res.Candidates = append(res.Candidates, Candidate{
+		c := Candidate{
 			FreqHz: f, PeriodS: 1 / f, Z: z[k-1], Bin: k, Amplitude: p[k-1],
 			Confidence: 0.5*z[k-1]/sumTol + 0.5*z[k-1]/sumOut,
-		})
+		}
+		// Candidates in adjacent bins are one peak, spread over its
+		// neighbours when the period drifts a little during a long run
+		// (FTIO would count them as rival periods): the strongest stands
+		// for the peak, with the group's confidence.
+		if last := len(res.Candidates) - 1; last >= 0 && groupEnd == k-1 {
+			c.Confidence += res.Candidates[last].Confidence
+			if res.Candidates[last].Z >= c.Z {
+				res.Candidates[last].Confidence = c.Confidence
+			} else {
+				res.Candidates[last] = c
+			}
+		} else {
+			res.Candidates = append(res.Candidates, c)
+		}
+		groupEnd = k
 	}
 	var dom *Candidate
 	switch len(res.Candidates) {

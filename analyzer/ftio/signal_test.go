@@ -285,3 +285,24 @@ func TestFundamentalBin(t *testing.T) {
 		}
 	}
 }
+
+// TestAdjacentBinsAreOnePeak proves that a period falling between two
+// bins (its power split over both) gives one candidate with the pair's
+// confidence, not two rival periods.
+func TestAdjacentBinsAreOnePeak(t *testing.T) {
+	const n, fs = 1000, 10.0
+	x := make([]float64, n)
+	for i := range x {
+		x[i] = 1 + math.Cos(2*math.Pi*50.5*float64(i)/n)
+	}
+	res := analyzeSamples(x, 0, fs, Options{}.withDefaults())
+	if len(res.Candidates) != 1 || res.PeriodS == nil {
+		t.Fatalf("candidates %+v, want one", res.Candidates)
+	}
+	if b := res.Candidates[0].Bin; b != 50 && b != 51 {
+		t.Errorf("candidate bin %d, want 50 or 51", b)
+	}
+	if res.Verdict != "high" || res.Confidence < 0.9 {
+		t.Errorf("verdict %s confidence %.3f, want high and the pair's confidence", res.Verdict, res.Confidence)
+	}
+}
