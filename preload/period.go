@@ -47,8 +47,13 @@ func periodFor(m ftio.Mode) *periodState {
 }
 
 // observePeriod keeps a data event for the periodicity evaluators.
+// periodFlow counts each byte of the process's I/O once (see
+// tracefmt.DataFlow).
+var periodFlow tracefmt.DataFlow
+
 func observePeriod(e *tracefmt.Event) {
-	if !tracefmt.IsData(e.Op) || e.Bytes <= 0 || e.EndNs <= e.StartNs {
+	dir := periodFlow.Of(e)
+	if dir == tracefmt.NoData || e.Bytes <= 0 || e.EndNs <= e.StartNs {
 		return
 	}
 	req := pendingRequest{e.StartNs, e.EndNs, e.Bytes}
@@ -59,9 +64,9 @@ func observePeriod(e *tracefmt.Event) {
 		}
 		p.pending = append(p.pending, req)
 	}
-	if tracefmt.IsWrite(e.Op) {
+	if dir == tracefmt.Write {
 		add(ftio.ModeWrite)
-	} else if tracefmt.IsRead(e.Op) {
+	} else {
 		add(ftio.ModeRead)
 	}
 	add(ftio.ModeBoth)

@@ -140,6 +140,7 @@ func iopredEvents(path string, mode Mode, base int64, fn func(Request) error) er
 	}
 	defer r.Close()
 	anchor := r.Header().StartMonoNs - base
+	var flow tracefmt.DataFlow
 	for {
 		rec, err := r.Next()
 		if err == io.EOF {
@@ -153,13 +154,13 @@ func iopredEvents(path string, mode Mode, base int64, fn func(Request) error) er
 			return err
 		}
 		e := rec.Event
-		// POSIX calls made inside an MPI-IO call move that call's bytes:
-		// counting both would double the application's bandwidth.
-		if e == nil || e.Errno != 0 || !tracefmt.IsData(e.Op) || e.Parent != 0 {
+		if e == nil || e.Errno != 0 {
 			continue
 		}
-		write := tracefmt.IsWrite(e.Op)
-		if !write && !tracefmt.IsRead(e.Op) || !mode.wants(write) {
+		// Every byte once: not the POSIX calls inside an MPI-IO call, and
+		// a nonblocking MPI-IO call's bytes at its completion.
+		dir := flow.Of(e)
+		if dir == tracefmt.NoData || !mode.wants(dir == tracefmt.Write) {
 			continue
 		}
 		if err := fn(EventRequest(e, anchor)); err != nil {

@@ -225,6 +225,7 @@ func readTrace(id int64, path string, streams map[streamKey]*stream, p *procInfo
 	defer r.Close()
 	h := r.Header()
 	p.pid, p.rank = h.PID, h.Rank
+	var flow tracefmt.DataFlow
 	for {
 		rec, err := r.Next()
 		if err == io.EOF {
@@ -234,23 +235,17 @@ func readTrace(id int64, path string, streams map[streamKey]*stream, p *procInfo
 			return err
 		}
 		e := rec.Event
-		if e == nil || e.Errno != 0 || e.Offset == tracefmt.NoOffset || e.Bytes <= 0 || e.Path == "" {
+		if e == nil || e.Errno != 0 {
 			continue
 		}
-		// POSIX calls made inside an MPI-IO call repeat its bytes (or, in
-		// collective buffering, an aggregator's): the application's access
-		// pattern is the MPI-IO call's.
-		if e.Parent != 0 {
+		// The application's accesses: not the POSIX calls an MPI-IO call
+		// made underneath (they repeat its bytes, or an aggregator's), and
+		// a nonblocking MPI-IO call's at its completion.
+		dir := flow.Of(e)
+		if dir == tracefmt.NoData || e.Offset == tracefmt.NoOffset || e.Bytes <= 0 || e.Path == "" {
 			continue
 		}
-		var write bool
-		switch {
-		case tracefmt.IsWrite(e.Op):
-			write = true
-		case tracefmt.IsRead(e.Op):
-		default:
-			continue
-		}
+		write := dir == tracefmt.Write
 		k := streamKey{path: e.Path, id: id, write: write}
 		s := streams[k]
 		if s == nil {

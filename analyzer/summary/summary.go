@@ -135,6 +135,7 @@ func summarizeTrace(proc int, path string, files map[string]*fileAcc, ctxs map[u
 	h := r.Header()
 	p.Program, p.Host, p.PID, p.Rank = h.Program, h.Host, h.PID, h.Rank
 	var lastEnd int64
+	var flow tracefmt.DataFlow
 	for {
 		rec, err := r.Next()
 		if err == io.EOF {
@@ -152,17 +153,23 @@ func summarizeTrace(proc int, path string, files map[string]*fileAcc, ctxs map[u
 			e := rec.Event
 			p.Events++
 			dur := e.EndNs - e.StartNs
-			p.IONs += dur
 			lastEnd = max(lastEnd, e.EndNs)
 			if e.Errno != 0 {
 				p.Errors++
 			}
 			var read, written int64
-			if tracefmt.IsRead(e.Op) && e.Bytes > 0 {
-				read = e.Bytes
-			} else if tracefmt.IsWrite(e.Op) && e.Bytes > 0 {
-				written = e.Bytes
+			switch flow.Of(e) {
+			case tracefmt.Read:
+				read = max(e.Bytes, 0)
+			case tracefmt.Write:
+				written = max(e.Bytes, 0)
 			}
+			// A POSIX call made inside an MPI-IO call is counted as a call,
+			// but its time is already the MPI-IO call's.
+			if e.Parent != 0 && e.Layer != tracefmt.LayerMPIIO {
+				dur = 0
+			}
+			p.IONs += dur
 			p.BytesRead += read
 			p.BytesWritten += written
 			f := fileOf(files, e.Path)
