@@ -1,10 +1,12 @@
 package tracefmt
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -25,6 +27,14 @@ type WriterOptions struct {
 	FrameAge   time.Duration     // Tick closes a frame whose first record is older than this; default 1 s
 	Level      zstd.EncoderLevel // default zstd.SpeedFastest: as small on traces as the default level, with a third of its memory
 }
+
+// rawFrameMax is the size below which a frame is stored, not compressed:
+// a zstd frame of one raw block, which every zstd decoder reads. The
+// header frame and the frames of short-lived processes are this small;
+// compressing them would save a few hundred bytes and cost the process
+// the encoder's tables (about 300 KiB of fresh memory, a millisecond of
+// page faults on some machines).
+const rawFrameMax = 4 << 10
 
 // denseIDs is the bound below which per-file state lives in slices
 // rather than maps: the preload library numbers files from 1 upwards.
@@ -68,19 +78,9 @@ func NewWriter(w io.Writer, h Header, opt WriterOptions) (*Writer, error) {
 	if opt.Level == 0 {
 		opt.Level = zstd.SpeedFastest
 	}
-	// Frames are independent, so a window larger than a frame buys
-	// nothing, and the default window (8 MiB) would cost the traced process
-	// megabytes of encoder tables.
-	const window = 256 << 10
-	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(opt.Level), zstd.WithEncoderConcurrency(1),
-		zstd.WithEncoderCRC(true), zstd.WithZeroFrames(false), zstd.WithWindowSize(window), zstd.WithLowerEncoderMem(true))
-	if err != nil {
-		return nil, fmt.Errorf("tracefmt: zstd encoder: %w", err)
-	}
 	wr := &Writer{
 		w:   w,
 		opt: opt,
-		enc: enc,
 		// The frame buffer grows as records come: a process that writes a
 		// few records should not pay for a whole frame's memory at start.
 		buf:      make([]byte, 0, min(opt.FrameBytes, 32<<10)),
@@ -188,7 +188,16 @@ func (w *Writer) Flush() error {
 	if len(w.buf) == 0 {
 		return nil
 	}
-	w.out = w.enc.EncodeAll(w.buf, w.out[:0])
+	if len(w.buf) < rawFrameMax {
+		w.out = appendRawFrame(w.out[:0], w.buf)
+	} else {
+		if w.enc == nil {
+			if w.enc, w.err = newEncoder(w.opt.Level); w.err != nil {
+				return w.err
+			}
+		}
+		w.out = w.enc.EncodeAll(w.buf, w.out[:0])
+	}
 	w.buf = w.buf[:0]
 	w.prevStart, w.prevTid, w.prevFile = 0, 0, 0
 	w.ends.reset()
@@ -197,6 +206,22 @@ func (w *Writer) Flush() error {
 		return w.err
 	}
 	return nil
+}
+
+// newEncoder makes the zstd encoder, on the first frame large enough to
+// be worth compressing: its tables cost a short-lived process more time
+// (fresh pages) than the trace could save.
+func newEncoder(level zstd.EncoderLevel) (*zstd.Encoder, error) {
+	// Frames are independent, so a window larger than a frame buys
+	// nothing, and the default window (8 MiB) would cost the traced process
+	// megabytes of encoder tables.
+	const window = 256 << 10
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(level), zstd.WithEncoderConcurrency(1),
+		zstd.WithEncoderCRC(true), zstd.WithZeroFrames(false), zstd.WithWindowSize(window), zstd.WithLowerEncoderMem(true))
+	if err != nil {
+		return nil, fmt.Errorf("tracefmt: zstd encoder: %w", err)
+	}
+	return enc, nil
 }
 
 // startRecord notes the time a frame opens.
@@ -448,4 +473,87 @@ func kindName(k Kind) string {
 		return "footer"
 	}
 	return strconv.Quote(string(k))
+}
+
+// appendRawFrame appends p as a zstd frame of a single raw block, with the
+// frame's content size and checksum (RFC 8878, sections 3.1.1 and 3.1.1.2).
+// p must be at most 128 KiB, the largest block.
+func appendRawFrame(dst, p []byte) []byte {
+	dst = binary.LittleEndian.AppendUint32(dst, 0xFD2FB528)
+	// Frame header descriptor: single segment (no window descriptor),
+	// content checksum, and the smallest content size field that fits.
+	switch n := len(p); {
+	case n < 256:
+		dst = append(dst, 0x24, byte(n))
+	case n < 65536+256:
+		dst = append(dst, 0x64)
+		dst = binary.LittleEndian.AppendUint16(dst, uint16(n-256))
+	default:
+		dst = append(dst, 0xA4)
+		dst = binary.LittleEndian.AppendUint32(dst, uint32(n))
+	}
+	// Block header: last block, raw, its size.
+	h := uint32(len(p))<<3 | 1
+	dst = append(dst, byte(h), byte(h>>8), byte(h>>16))
+	dst = append(dst, p...)
+	return binary.LittleEndian.AppendUint32(dst, uint32(xxh64(p)))
+}
+
+// xxh64 is XXH64 with seed 0, the checksum of zstd frames.
+func xxh64(b []byte) uint64 {
+	const (
+		p1 uint64 = 11400714785074694791
+		p2 uint64 = 14029467366897019727
+		p3 uint64 = 1609587929392839161
+		p4 uint64 = 9650029242287828579
+		p5 uint64 = 2870177450012600261
+	)
+	round := func(acc, in uint64) uint64 {
+		acc += in * p2
+		acc = bits.RotateLeft64(acc, 31)
+		return acc * p1
+	}
+	merge := func(acc, v uint64) uint64 {
+		acc ^= round(0, v)
+		return acc*p1 + p4
+	}
+	n := len(b)
+	var h uint64
+	if n >= 32 {
+		q1, q2 := p1, p2 // variables: the sums wrap around
+		v1, v2, v3, v4 := q1+q2, q2, uint64(0), 0-q1
+		for ; len(b) >= 32; b = b[32:] {
+			v1 = round(v1, binary.LittleEndian.Uint64(b[0:]))
+			v2 = round(v2, binary.LittleEndian.Uint64(b[8:]))
+			v3 = round(v3, binary.LittleEndian.Uint64(b[16:]))
+			v4 = round(v4, binary.LittleEndian.Uint64(b[24:]))
+		}
+		h = bits.RotateLeft64(v1, 1) + bits.RotateLeft64(v2, 7) + bits.RotateLeft64(v3, 12) + bits.RotateLeft64(v4, 18)
+		h = merge(h, v1)
+		h = merge(h, v2)
+		h = merge(h, v3)
+		h = merge(h, v4)
+	} else {
+		h = p5
+	}
+	h += uint64(n)
+	for ; len(b) >= 8; b = b[8:] {
+		h ^= round(0, binary.LittleEndian.Uint64(b))
+		h = bits.RotateLeft64(h, 27)*p1 + p4
+	}
+	if len(b) >= 4 {
+		h ^= uint64(binary.LittleEndian.Uint32(b)) * p1
+		h = bits.RotateLeft64(h, 23)*p2 + p3
+		b = b[4:]
+	}
+	for _, c := range b {
+		h ^= uint64(c) * p5
+		h = bits.RotateLeft64(h, 11) * p1
+	}
+	h ^= h >> 33
+	h *= p2
+	h ^= h >> 29
+	h *= p3
+	h ^= h >> 32
+	return h
 }
