@@ -16,19 +16,20 @@ import "C"
 import (
 	"fmt"
 	"os"
-	"runtime"
 	"runtime/debug"
 	"sort"
 	"unsafe"
+
+	_ "iopred/preload/internal/early" // GOMAXPROCS(1) before the other packages initialise
 )
 
 // Version is written into every trace header.
 const Version = "0.1.0"
 
 func init() {
-	// The library shares the process with an application that owns the
-	// machine: one Go thread at a time is plenty for trace writing.
-	runtime.GOMAXPROCS(1)
+	// GOMAXPROCS is set to 1 by preload/internal/early, before the other
+	// packages initialise.
+	//
 	// Package initialisers run last in the runtime's start: from now on
 	// C threads may call into Go.
 	C.iop_go_ready_set()

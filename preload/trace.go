@@ -256,9 +256,14 @@ func (s *session) finish(reason string) {
 	}
 }
 
+// moduleBuf receives module paths from C. One buffer serves every call
+// (symbolisation runs under the drain mutex): a buffer per call would be
+// a fresh 4 KiB of heap, which the C side fills, each time.
+var moduleBuf [4096]C.char
+
 // moduleOf asks the dynamic loader which object holds pc.
 func moduleOf(pc uintptr) (path string, bias uintptr, ok bool) {
-	var buf [4096]C.char
+	buf := &moduleBuf
 	var b C.uintptr_t
 	if C.iop_module_of(C.uintptr_t(pc), &buf[0], C.int(len(buf)), &b) == 0 {
 		return "", 0, false
