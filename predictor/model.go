@@ -179,6 +179,9 @@ type Model struct {
 	pending      int
 	pendingGuess bool // the pending prediction is a guess (see guess)
 	scored, hits uint64
+	// selfSteps and selfScore: the grammar's own running score (score).
+	selfSteps uint64
+	selfScore float64
 	// Guesses made when the grammar had no prediction, and how many named
 	// the right context.
 	guesses, guessHits uint64
@@ -345,6 +348,7 @@ func (m *Model) Observe(e *tracefmt.Event) {
 		sym.LastPath = path
 		m.prevPath = path
 	}
+	m.score(s)
 	m.main.Append(s)
 	m.prev = s
 	m.prevEndNs = e.EndNs
@@ -714,6 +718,9 @@ func (m *Model) Summary() map[string]any {
 	}
 	if m.scored > 0 {
 		s["accuracy"] = float64(m.hits) / float64(m.scored)
+	}
+	if m.selfSteps > 0 {
+		s["context_score"] = m.selfScore / float64(m.selfSteps)
 	}
 	return s
 }

@@ -294,6 +294,18 @@ func (p *Predictor) Candidates() []Candidate {
 	return append([]Candidate(nil), p.cands...)
 }
 
+// Weight returns the weight the current candidates give to sym (0 when
+// none predicts it) and how many candidates there are, without copying
+// them: scoring a prediction as each symbol arrives costs a short scan.
+func (p *Predictor) Weight(sym int) (weight float64, candidates int) {
+	for i := range p.cands {
+		if p.cands[i].Symbol == sym {
+			return p.cands[i].Weight, len(p.cands)
+		}
+	}
+	return 0, len(p.cands)
+}
+
 // Lookahead returns the most likely continuation of up to k terminals: at
 // each step the best-weighted candidate, with its probability given the
 // steps before (the weight share of the predictors that agree with it), and
