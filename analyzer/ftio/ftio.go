@@ -242,6 +242,23 @@ func AnalyzeSources(srcs []Source, opt Options) (Result, error) {
 	return res, nil
 }
 
+// AnalyzeSignal finds the period of a signal sampled already: x[i] is the
+// mean bandwidth in bytes per second over [t0+i/fs, t0+(i+1)/fs), as
+// Options.Average samples requests (a job's merged histogram, say). Of
+// opt, Fs, MaxSamples and Average do not apply.
+func AnalyzeSignal(x []float64, t0, fs float64, opt Options) (Result, error) {
+	opt = opt.withDefaults()
+	if len(x) < 4 {
+		return Result{}, fmt.Errorf("ftio: a signal of %d samples is too short", len(x))
+	}
+	if !(fs > 0) || math.IsInf(fs, 0) {
+		return Result{}, fmt.Errorf("ftio: sampling frequency %g Hz", fs)
+	}
+	res := analyzeSamples(append([]float64(nil), x...), t0, fs, opt)
+	res.SampledVolume = 1
+	return res, nil
+}
+
 // forEach calls fn(worker, i) for i < n on up to GOMAXPROCS goroutines and
 // returns the first error.
 func forEach(n int, fn func(worker, i int) error) error {
