@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"iopred/analyzer/job"
 	"iopred/tracefmt"
 )
 
@@ -19,6 +20,10 @@ type Report struct {
 	Processes []Process      `json:"processes"`
 	Files     []FileStats    `json:"files"`
 	Contexts  []ContextStats `json:"top_contexts"` // by time in I/O, longest first
+	// Job is the whole-job view when the traces are an MPI job's (they
+	// carry ranks): what the job wrote at MPI_Finalize (job.FromTraces).
+	Job         *job.Summary `json:"job,omitempty"`
+	JobWarnings []string     `json:"job_warnings,omitempty"`
 }
 
 // Process summarises one trace.
@@ -119,6 +124,16 @@ func Summarize(traces []string, top int) (*Report, error) {
 	})
 	if top >= 0 && len(rep.Contexts) > top {
 		rep.Contexts = rep.Contexts[:top]
+	}
+	for _, p := range rep.Processes {
+		if p.Rank != nil {
+			j, warnings, err := job.FromTraces(traces)
+			rep.Job, rep.JobWarnings = j, warnings
+			if j == nil && err != nil {
+				rep.JobWarnings = append(rep.JobWarnings, "no job view: "+err.Error())
+			}
+			break
+		}
 	}
 	return rep, firstErr
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"iopred/analyzer/job"
 )
 
 // WriteText prints the report as three aligned tables: processes, files,
@@ -51,7 +53,58 @@ func WriteText(w io.Writer, rep *Report) error {
 		fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t%s\t%s\t%s\n", c.ID, c.Processes, c.Events, duration(c.IONs),
 			size(c.Bytes), calls(c.Calls), c.Where)
 	}
+	if rep.Job != nil {
+		writeJob(tw, rep.Job)
+	}
+	for _, w := range rep.JobWarnings {
+		fmt.Fprintf(tw, "\njob: warning: %s\n", w)
+	}
 	return tw.Flush()
+}
+
+// writeJob prints the whole-job view: totals, periods, prediction score,
+// global patterns.
+func writeJob(w io.Writer, j *job.Summary) {
+	c := &j.Counts
+	fmt.Fprintf(w, "\nJOB\t%s, %d ranks\n", filepath.Base(j.Program), j.Ranks)
+	fmt.Fprintf(w, "calls\t%d (posix %d, stdio %d, mpiio %d), %d failed\n", c.Events, c.POSIX, c.Stdio, c.MPIIO, c.Failed)
+	fmt.Fprintf(w, "data\t%d writes (%s), %d reads (%s)\n", c.Writes, size(c.BytesWritten), c.Reads, size(c.BytesRead))
+	fmt.Fprintf(w, "io time\t%s summed over ranks; longest rank %d: %s\n", duration(c.IONs), c.MaxIORank, duration(c.MaxRankIONs))
+	for _, d := range []struct {
+		name string
+		p    *job.Period
+	}{{"write", j.Period.Write}, {"read", j.Period.Read}, {"read+write", j.Period.Both}} {
+		switch {
+		case d.p == nil:
+			fmt.Fprintf(w, "%s period\tno I/O\n", d.name)
+		case d.p.PeriodS == nil:
+			fmt.Fprintf(w, "%s period\tnone found (%s)\n", d.name, d.p.Verdict)
+		default:
+			fmt.Fprintf(w, "%s period\t%.6g s (%.6g Hz), confidence %.3f (%s), %d of %d resolutions agree; iopred period --average --fs %g reproduces it\n",
+				d.name, *d.p.PeriodS, *d.p.FreqHz, d.p.Confidence, d.p.Verdict, d.p.Agreeing, len(d.p.Resolutions), d.p.Fs)
+		}
+	}
+	if a := &j.Accuracy; a.Mean != nil {
+		fmt.Fprintf(w, "prediction\tcontext score %.3f over %d calls; lowest rank %d (%.3f), highest rank %d (%.3f)\n",
+			*a.Mean, a.Steps, a.MinRank, *a.Min, a.MaxRank, *a.Max)
+	} else {
+		fmt.Fprintf(w, "prediction\tno model ran\n")
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "JOB FILE\tKIND\tREQUESTS\tIN GLOBALS\tLOCAL RUNS\tGLOBAL PATTERNS")
+	for _, f := range j.Patterns {
+		pat := "-"
+		if len(f.Strings) > 0 {
+			pat = f.Strings[0]
+			if len(f.Strings) > 1 {
+				pat += fmt.Sprintf(" (and %d more)", len(f.Strings)-1)
+			}
+		}
+		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\t%s\n", f.Path, f.Kind, f.Requests, f.InGlobals, f.LocalRuns, pat)
+	}
+	if j.DroppedRequests > 0 {
+		fmt.Fprintf(w, "(%d requests on files past the per-rank bound of %d streams are not in the patterns)\n", j.DroppedRequests, job.MaxStreams)
+	}
 }
 
 // calls prints op counts as "write=10 read=4", most frequent first.

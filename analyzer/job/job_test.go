@@ -1,0 +1,244 @@
+package job
+
+import (
+	"math"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+
+	"iopred/tracefmt"
+)
+
+// Bytes added to a histogram are kept whole whatever the coarsening, and
+// each request lands in the bins it covers in proportion to its time.
+func TestHistogramAdd(t *testing.T) {
+	var h Histogram
+	h.Add(10*MinBinNs, 12*MinBinNs, 2000) // two bins, 1000 each
+	h.Add(11*MinBinNs+MinBinNs/2, 11*MinBinNs+MinBinNs/2, 7)
+	if h.WidthNs != MinBinNs || h.First != 10 || !reflect.DeepEqual(h.Bins, []float64{1000, 1007}) {
+		t.Fatalf("histogram %+v", h)
+	}
+	// A request far away coarsens the grid until both fit.
+	far := int64(10+3*MaxBins) * MinBinNs
+	h.Add(far, far+1, 5)
+	if got := len(h.Bins); got > MaxBins {
+		t.Fatalf("%d bins, bound %d", got, MaxBins)
+	}
+	if h.WidthNs != 4*MinBinNs {
+		t.Fatalf("width %d after a request 3*MaxBins bins away, want %d", h.WidthNs, 4*MinBinNs)
+	}
+	if sum := total(&h); sum != 2012 {
+		t.Fatalf("total %v bytes, want 2012", sum)
+	}
+}
+
+func total(h *Histogram) float64 {
+	var s float64
+	for _, v := range h.Bins {
+		s += v
+	}
+	return s
+}
+
+// Merging histograms in any order gives the same bins: the power-of-two
+// grids nest, so the width is the finest one that holds the union.
+func TestHistogramMergeOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	hs := make([]Histogram, 6)
+	for i := range hs {
+		base := int64(1e12) + rng.Int64N(1e9)
+		for k := 0; k < 200; k++ {
+			s := base + rng.Int64N(int64(1+i)*1e8)
+			hs[i].Add(s, s+rng.Int64N(1e6), 1+rng.Int64N(1<<20))
+		}
+	}
+	merge := func(order []int) Histogram {
+		var out Histogram
+		for _, i := range order {
+			if err := out.Merge(&hs[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return out
+	}
+	a := merge([]int{0, 1, 2, 3, 4, 5})
+	b := merge([]int{5, 3, 1, 0, 4, 2})
+	if a.WidthNs != b.WidthNs || a.First != b.First || len(a.Bins) != len(b.Bins) {
+		t.Fatalf("grids differ: %d/%d/%d and %d/%d/%d", a.WidthNs, a.First, len(a.Bins), b.WidthNs, b.First, len(b.Bins))
+	}
+	for i := range a.Bins {
+		if math.Abs(a.Bins[i]-b.Bins[i]) > 1e-6*math.Max(1, a.Bins[i]) {
+			t.Fatalf("bin %d: %v and %v", i, a.Bins[i], b.Bins[i])
+		}
+	}
+	var want float64
+	for i := range hs {
+		want += total(&hs[i])
+	}
+	if got := total(&a); math.Abs(got-want) > 1e-6*want {
+		t.Fatalf("merged total %v, want %v", got, want)
+	}
+}
+
+// ranks builds the partials of an N-1 strided job: every rank writes
+// segs segments of block bytes in xfer-byte calls, at s*N*block +
+// r*block, one checkpoint every period.
+func ranks(n, segs, block, xfer, ckpts int, period int64) []*Partial {
+	parts := make([]*Partial, n)
+	for r := 0; r < n; r++ {
+		rank := r
+		b := NewBuilder(tracefmt.Header{Program: "ior", StartUnixNs: 1e18, Rank: &rank})
+		t := int64(0)
+		for c := 0; c < ckpts; c++ {
+			t = int64(c) * period
+			for s := 0; s < segs; s++ {
+				for j := 0; j < block/xfer; j++ {
+					off := int64(c*segs*n*block + s*n*block + r*block + j*xfer)
+					b.Add(&tracefmt.Event{Layer: tracefmt.LayerMPIIO, Op: "MPI_File_write_at", Path: "/d/ckpt",
+						Offset: off, Size: int64(xfer), Bytes: int64(xfer), StartNs: t, EndNs: t + 20000})
+					t += 25000
+				}
+			}
+		}
+		parts[r] = b.Partial(r, true, 10, 7.5)
+	}
+	return parts
+}
+
+// The job's partials merged along the tree describe an N-1 strided job
+// as one global pattern listing the ranks in order once per segment, the
+// checkpoints' period from the merged signal, and the totals.
+func TestMergeTreeStrided(t *testing.T) {
+	const n, segs, block, xfer, ckpts = 5, 3, 8192, 2048, 20
+	const period = int64(150e6)
+	merged, err := MergeTree(ranks(n, segs, block, xfer, ckpts, period))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := Summarize(merged)
+	if s.Ranks != n || s.Counts.Writes != n*segs*ckpts*block/xfer || s.Counts.BytesWritten != n*segs*ckpts*block {
+		t.Fatalf("ranks %d, counts %+v", s.Ranks, s.Counts)
+	}
+	if len(s.Patterns) != 1 || len(s.Patterns[0].Globals) != 1 {
+		t.Fatalf("patterns %+v, want one global", s.Patterns)
+	}
+	g := s.Patterns[0].Globals[0]
+	if len(g.IDs) != n*segs*ckpts {
+		t.Fatalf("global ids %v, want the %d ranks once per segment", g.IDs, n)
+	}
+	for i, id := range g.IDs {
+		if id != int64(i%n) {
+			t.Fatalf("global ids %v not the ranks in order", g.IDs)
+		}
+	}
+	if s.Patterns[0].InGlobals != int64(s.Counts.Writes) {
+		t.Fatalf("global pattern holds %d of %d requests", s.Patterns[0].InGlobals, s.Counts.Writes)
+	}
+	if s.Period.Write == nil || s.Period.Write.PeriodS == nil {
+		t.Fatalf("no period: %+v", s.Period.Write)
+	}
+	if got := *s.Period.Write.PeriodS; math.Abs(got-0.15)/0.15 > 0.02 {
+		t.Fatalf("period %.4f s, want 0.15 s", got)
+	}
+	if s.Accuracy.Mean == nil || *s.Accuracy.Mean != 0.75 || len(s.Accuracy.PerRank) != n {
+		t.Fatalf("accuracy %+v", s.Accuracy)
+	}
+}
+
+// A tree merge equals a left-to-right merge of the same partials (the
+// same job seen two ways), and the encoding carries a partial whole.
+func TestMergeTreeMatchesLinear(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 7, 8} {
+		parts := ranks(n, 2, 4096, 1024, 3, 1e8)
+		tree, err := MergeTree(parts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lin := parts[0]
+		for _, p := range parts[1:] {
+			if lin, err = Merge(lin, p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !reflect.DeepEqual(Summarize(tree).Patterns, Summarize(lin).Patterns) || tree.Counts != lin.Counts {
+			t.Fatalf("n=%d: tree and linear merges differ", n)
+		}
+		b, err := tree.Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := Decode(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(back, tree) {
+			t.Fatalf("n=%d: decoded partial differs from the encoded one", n)
+		}
+	}
+}
+
+// Partials that do not abut cannot merge, and a message that is not a
+// partial is rejected with a reason.
+func TestRejects(t *testing.T) {
+	parts := ranks(3, 1, 1024, 1024, 1, 1e8)
+	if _, err := Merge(parts[0], parts[2]); err == nil {
+		t.Fatal("ranks 0 and 2 merged")
+	}
+	good, _ := parts[1].Encode()
+	bad := []struct {
+		name string
+		edit func(p *Partial)
+	}{
+		{"no ranks", func(p *Partial) { p.Ranks = 0 }},
+		{"accuracies", func(p *Partial) { p.Accuracy = nil }},
+		{"width", func(p *Partial) { p.Write.WidthNs = 3000 }},
+		{"bins", func(p *Partial) { p.Write.Bins = make([]float64, MaxBins+1) }},
+		{"negative bin", func(p *Partial) { p.Write.Bins[0] = -1 }},
+		{"run rank", func(p *Partial) { p.Streams[0].Runs[0].ID = 7 }},
+		{"empty run", func(p *Partial) { p.Streams[0].Runs[0].Length = 0 }},
+		{"score", func(p *Partial) { p.Score = 1e9 }},
+	}
+	for _, c := range bad {
+		p, err := Decode(good)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.edit(p)
+		b, err := p.Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Decode(b); err == nil {
+			t.Errorf("%s: accepted", c.name)
+		}
+	}
+	for _, b := range [][]byte{nil, {0xc1}, good[:len(good)/2]} {
+		if _, err := Decode(b); err == nil {
+			t.Errorf("%x: accepted", b)
+		}
+	}
+}
+
+// FuzzDecode: no input makes Decode panic or accept a partial that
+// Merge and Summarize cannot use.
+func FuzzDecode(f *testing.F) {
+	for _, p := range ranks(2, 2, 2048, 1024, 2, 1e8) {
+		b, _ := p.Encode()
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p, err := Decode(b)
+		if err != nil {
+			return
+		}
+		next := &Partial{FirstRank: p.FirstRank + p.Ranks, Ranks: 1, Accuracy: []float32{-1}}
+		if p.FirstRank+p.Ranks >= MaxRanks {
+			return
+		}
+		m, err := Merge(p, next)
+		if err != nil {
+			return
+		}
+		Summarize(m)
+	})
+}

@@ -1,0 +1,287 @@
+package job
+
+import (
+	"math"
+
+	"iopred/analyzer/ftio"
+	"iopred/predictor/pattern"
+)
+
+// SummaryVersion is the version of the Summary JSON; it changes when a
+// field changes meaning.
+const SummaryVersion = 1
+
+// Summary is the whole-job view: what rank 0 writes at MPI_Finalize, and
+// what `iopred summary` computes from the traces.
+type Summary struct {
+	Version int    `json:"version"`
+	Program string `json:"program"`
+	Ranks   int    `json:"ranks"`
+	Counts  Counts `json:"counts"`
+	// Signal is the application-level bandwidth: the bytes all ranks
+	// moved, bin by bin.
+	Signal Signal `json:"signal"`
+	// Period is FTIO's analysis of the signal's writes, reads and both,
+	// nil for a direction without enough samples.
+	Period   Periods      `json:"period"`
+	Patterns []FileGlobal `json:"patterns"`
+	Accuracy Accuracy     `json:"accuracy"`
+	// DroppedRequests were left out of the patterns: a rank used more
+	// than MaxStreams file streams.
+	DroppedRequests int64 `json:"dropped_requests"`
+	// Cost is what building the summary cost the job; set only by the
+	// library at MPI_Finalize.
+	Cost *Cost `json:"cost,omitempty"`
+}
+
+// Signal is the job's bandwidth signal: bin i covers
+// [StartUnixNs + i*WidthNs, StartUnixNs + (i+1)*WidthNs) of wall-clock
+// time; Write and Read hold the bytes all ranks moved in each bin (times
+// Fs for the bandwidth in bytes per second).
+type Signal struct {
+	StartUnixNs int64   `json:"start_unix_ns"`
+	WidthNs     int64   `json:"width_ns"`
+	Fs          float64 `json:"fs"`
+	Write       []int64 `json:"write_bytes"`
+	Read        []int64 `json:"read_bytes"`
+}
+
+// Periods are FTIO's results per direction.
+type Periods struct {
+	Write *Period `json:"write"`
+	Read  *Period `json:"read"`
+	Both  *Period `json:"both"`
+}
+
+// Period is FTIO's analysis of the job's signal. The signal is analysed
+// at its own resolution (or the finest with at most MaxLadderSamples
+// samples) and at each coarser one (bins merged in pairs) down to
+// MinLadderSamples samples: a train of short bursts has harmonics as
+// strong as its fundamental, and which one FTIO picks can change with the
+// sampling frequency. The period reported is the one most resolutions
+// agree on (within 1.5 frequency bins), as the finest of them found it;
+// Resolutions lists every answer.
+type Period struct {
+	ftio.Result
+	Agreeing    int          `json:"resolutions_agreeing"`
+	Resolutions []Resolution `json:"resolutions"`
+}
+
+// Resolution is FTIO's answer at one sampling frequency.
+type Resolution struct {
+	Fs         float64  `json:"fs"`
+	PeriodS    *float64 `json:"period_s"`
+	Confidence float64  `json:"confidence"`
+}
+
+// MinLadderSamples and MaxLadderSamples bound the resolutions the period
+// ladder tries: a period must span two samples, so the finest resolution
+// finds periods down to 1/2048 of the job's I/O span.
+const (
+	MinLadderSamples = 256
+	MaxLadderSamples = 4096
+)
+
+// FileGlobal holds the PLFS patterns across ranks of one file's reads or
+// writes: the global patterns (ids are ranks) and how many of the
+// requests they and the local runs describe.
+type FileGlobal struct {
+	Path     string           `json:"path"`
+	Kind     string           `json:"kind"` // "read" or "write"
+	Requests int64            `json:"requests"`
+	Globals  []pattern.Global `json:"globals"`
+	// Strings are the global patterns in the paper's notation.
+	Strings []string `json:"global_strings"`
+	// InGlobals counts the requests the global patterns stand for; the
+	// strided runs that joined none are LocalRuns, holding the rest but
+	// Overflow (requests of runs past the bounds).
+	InGlobals int64 `json:"in_globals"`
+	LocalRuns int   `json:"local_runs"`
+	Overflow  int64 `json:"overflow"`
+}
+
+// Accuracy is the prediction accuracy of the ranks' models: the share of
+// calls whose context the model predicted before they came, weighted by
+// its candidates' probabilities (predictor.Model.ContextScore).
+type Accuracy struct {
+	// Mean is over every scored call of all ranks; nil when none scored.
+	Mean    *float64 `json:"mean"`
+	Steps   uint64   `json:"scored_calls"`
+	Min     *float64 `json:"min"`
+	MinRank int      `json:"min_rank"`
+	Max     *float64 `json:"max"`
+	MaxRank int      `json:"max_rank"`
+	// PerRank is each rank's accuracy, null where no model ran.
+	PerRank []*float64 `json:"per_rank"`
+}
+
+// Cost is what the job summary cost at MPI_Finalize, measured on rank 0:
+// from its entry into iopred's finalize step until the summary was
+// computed (the waits for the other ranks included), the part of it spent
+// merging partials, and the bytes of the partials it received.
+type Cost struct {
+	FinalizeNs    int64 `json:"finalize_ns"`
+	MergeNs       int64 `json:"merge_ns"`
+	ReceivedBytes int64 `json:"received_bytes"`
+}
+
+// Summarize turns the merged partial of a whole job into its summary.
+func Summarize(p *Partial) *Summary {
+	s := &Summary{Version: SummaryVersion, Program: p.Program, Ranks: p.Ranks, Counts: p.Counts,
+		DroppedRequests: p.DroppedRequests}
+	s.Signal, s.Period = signalOf(p)
+	for i := range p.Streams {
+		s.Patterns = append(s.Patterns, globalsOf(&p.Streams[i]))
+	}
+	s.Accuracy = accuracyOf(p)
+	return s
+}
+
+// signalOf puts the write and read histograms on one grid and runs FTIO.
+func signalOf(p *Partial) (Signal, Periods) {
+	var both Histogram
+	both.Merge(&p.Write)
+	both.Merge(&p.Read)
+	var sig Signal
+	var per Periods
+	if both.Empty() {
+		return sig, per
+	}
+	w, r := cloneHistogram(&p.Write), cloneHistogram(&p.Read)
+	onGrid := func(h *Histogram) []int64 {
+		if h.Empty() {
+			return nil
+		}
+		for h.WidthNs < both.WidthNs {
+			h.coarsen()
+		}
+		out := make([]int64, len(both.Bins))
+		for i, v := range h.Bins {
+			out[h.First+int64(i)-both.First] = int64(math.Round(v))
+		}
+		return out
+	}
+	sig.Write, sig.Read = onGrid(&w), onGrid(&r)
+	sig.StartUnixNs, sig.WidthNs, sig.Fs = both.First*both.WidthNs, both.WidthNs, 1e9/float64(both.WidthNs)
+	t0 := float64(sig.StartUnixNs) / 1e9
+	analyze := func(bytes []int64) *Period {
+		if bytes == nil {
+			return nil
+		}
+		x := make([]float64, len(bytes))
+		for i, v := range bytes {
+			x[i] = float64(v) * sig.Fs
+		}
+		return periodOf(x, t0, both.WidthNs)
+	}
+	var sum []int64
+	if sig.Write != nil && sig.Read != nil {
+		sum = make([]int64, len(both.Bins))
+		for i := range sum {
+			sum[i] = sig.Write[i] + sig.Read[i]
+		}
+	}
+	// With one direction only, both is that direction.
+	per.Write, per.Read, per.Both = analyze(sig.Write), analyze(sig.Read), analyze(sum)
+	if sum == nil {
+		per.Both = per.Write
+		if per.Both == nil {
+			per.Both = per.Read
+		}
+	}
+	return sig, per
+}
+
+// periodOf runs FTIO on the signal x (bytes/s in bins of width ns from
+// t0 s) at its resolution and each coarser one, and picks the period most
+// resolutions agree on.
+func periodOf(x []float64, t0 float64, width int64) *Period {
+	if x == nil {
+		return nil
+	}
+	halve := func() {
+		half := make([]float64, (len(x)+1)/2)
+		for i, v := range x {
+			half[i/2] += v / 2
+		}
+		x, width = half, width*2
+	}
+	for len(x) > MaxLadderSamples {
+		halve()
+	}
+	var results []ftio.Result
+	for len(x) >= MinLadderSamples || results == nil {
+		res, err := ftio.AnalyzeSignal(x, t0, 1e9/float64(width), ftio.Options{})
+		if err != nil {
+			break
+		}
+		results = append(results, res)
+		halve()
+	}
+	if len(results) == 0 {
+		return nil
+	}
+	p := &Period{Result: results[0]}
+	for _, r := range results {
+		p.Resolutions = append(p.Resolutions, Resolution{Fs: r.Fs, PeriodS: r.PeriodS, Confidence: r.Confidence})
+	}
+	// The frequency resolution of a window is 1/span at every sampling
+	// frequency.
+	span := results[0].TEnd - results[0].TStart
+	best := -1
+	for i, r := range results {
+		if r.FreqHz == nil {
+			continue
+		}
+		agree := 0
+		for _, o := range results {
+			if o.FreqHz != nil && math.Abs(*o.FreqHz-*r.FreqHz)*span <= 1.5 {
+				agree++
+			}
+		}
+		if agree > p.Agreeing {
+			best, p.Agreeing = i, agree
+		}
+	}
+	if best >= 0 {
+		p.Result = results[best]
+	}
+	return p
+}
+
+func globalsOf(st *Stream) FileGlobal {
+	f := FileGlobal{Path: st.Path, Kind: "read", Requests: st.Requests, Overflow: st.Overflow}
+	if st.Write {
+		f.Kind = "write"
+	}
+	globals, rest := pattern.Merge(st.Runs)
+	f.Globals = globals
+	for i := range globals {
+		f.Strings = append(f.Strings, globals[i].String())
+		f.InGlobals += globals[i].Len()
+	}
+	f.LocalRuns = len(rest)
+	return f
+}
+
+func accuracyOf(p *Partial) Accuracy {
+	a := Accuracy{Steps: p.Steps, PerRank: make([]*float64, len(p.Accuracy))}
+	if p.Steps > 0 {
+		m := p.Score / float64(p.Steps)
+		a.Mean = &m
+	}
+	for i, v := range p.Accuracy {
+		if v < 0 {
+			continue
+		}
+		x := float64(v)
+		a.PerRank[i] = &x
+		if a.Min == nil || x < *a.Min {
+			a.Min, a.MinRank = &x, p.FirstRank+i
+		}
+		if a.Max == nil || x > *a.Max {
+			a.Max, a.MaxRank = &x, p.FirstRank+i
+		}
+	}
+	return a
+}

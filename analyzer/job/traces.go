@@ -1,0 +1,144 @@
+package job
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"iopred/predictor"
+	"iopred/tracefmt"
+)
+
+// CutOp is the process event libiopred.so writes into a rank's trace when
+// it takes the rank's partial at MPI_Finalize: the partial holds exactly
+// the events before it.
+const CutOp = "job"
+
+// FileSuffix ends the name of the job summary rank 0 writes: the name of
+// its trace with this in place of tracefmt.FileSuffix.
+const FileSuffix = ".job.json"
+
+// FromTraces computes the job summary of the ranks' traces offline, as the
+// job computed it at MPI_Finalize: each rank's partial from its events up
+// to the cut (all of them when the job never reached MPI_Finalize), its
+// model's accuracy by replaying the predictor over the same events, and
+// the merge along the same tree. Traces without a rank are left out;
+// every rank from 0 to the highest must have exactly one trace, a missing
+// one counts as a rank without I/O and is reported in the warnings. A
+// trace that cannot be read to its end counts with the records read, with
+// a warning; the error returned beside the summary is then the first that
+// was not a truncation (corrupt input rather than a killed process).
+func FromTraces(paths []string) (*Summary, []string, error) {
+	var warnings []string
+	var firstErr error
+	byRank := map[int]*Partial{}
+	where := map[int]string{}
+	top := -1
+	mpi := map[int]bool{}
+	for _, path := range paths {
+		p, rank, usedMPI, err := rankPartial(path)
+		if err != nil {
+			warnings = append(warnings, err.Error())
+			var te *tracefmt.TruncatedError
+			if !errors.As(err, &te) && firstErr == nil {
+				firstErr = err
+			}
+		}
+		if p == nil || rank < 0 {
+			continue
+		}
+		// A rank may have traced more than one process (mpirun running a
+		// script that starts the program): the job's is the one that
+		// called MPI.
+		if other, dup := where[rank]; dup {
+			switch {
+			case mpi[rank] && !usedMPI:
+				continue
+			case usedMPI && !mpi[rank]:
+			default:
+				return nil, warnings, fmt.Errorf("%s and %s are both rank %d: give the traces of one job", other, path, rank)
+			}
+		}
+		byRank[rank], where[rank], mpi[rank] = p, path, usedMPI
+		top = max(top, rank)
+	}
+	if top < 0 {
+		return nil, warnings, errors.New("job: no trace has a rank: not an MPI job (set IOPRED_RANK to give one)")
+	}
+	if top >= MaxRanks {
+		return nil, warnings, fmt.Errorf("job: rank %d is past the bound of %d ranks", top, MaxRanks)
+	}
+	parts := make([]*Partial, top+1)
+	var missing []string
+	for r := range parts {
+		if parts[r] = byRank[r]; parts[r] == nil {
+			parts[r] = &Partial{FirstRank: r, Ranks: 1, Accuracy: []float32{-1}}
+			missing = append(missing, fmt.Sprint(r))
+		}
+	}
+	if len(missing) > 0 {
+		warnings = append(warnings, fmt.Sprintf("no trace of rank %s: counted as ranks without I/O", strings.Join(missing, ", ")))
+	}
+	merged, err := MergeTree(parts)
+	if err != nil {
+		return nil, warnings, err
+	}
+	return Summarize(merged), warnings, firstErr
+}
+
+// rankPartial reads one trace into its rank's partial; rank is -1 for a
+// trace without one. usedMPI says whether the process made MPI calls.
+func rankPartial(path string) (p *Partial, rank int, usedMPI bool, err error) {
+	r, err := tracefmt.Open(path)
+	if err != nil {
+		return nil, -1, false, err
+	}
+	defer r.Close()
+	h := r.Header()
+	if h.Rank == nil {
+		return nil, -1, false, nil
+	}
+	b := NewBuilder(h)
+	model := predictor.New(predictor.Options{})
+	cut := false
+	var readErr error
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			readErr = err
+			break
+		}
+		switch {
+		case cut:
+		case rec.Proc != nil && rec.Proc.Op == CutOp:
+			cut = true
+		case rec.Event != nil:
+			b.Add(rec.Event)
+			model.Observe(rec.Event)
+			usedMPI = usedMPI || rec.Event.Layer == tracefmt.LayerMPIIO
+		}
+	}
+	// A footer without a model summary: the process ran with
+	// IOPRED_PREDICT=0, and reported no accuracy.
+	ran := r.Footer() == nil || r.Footer().Model != nil
+	steps, score := model.ContextScore()
+	return b.Partial(*h.Rank, ran, steps, score), *h.Rank, usedMPI, readErr
+}
+
+// SummaryPath is where rank 0 writes the job summary, beside its trace.
+func SummaryPath(trace string) string {
+	return strings.TrimSuffix(trace, tracefmt.FileSuffix) + FileSuffix
+}
+
+// Discover returns the job summaries in dir, sorted by name.
+func Discover(dir string) ([]string, error) {
+	m, err := filepath.Glob(filepath.Join(dir, "*"+FileSuffix))
+	sort.Strings(m)
+	return m, err
+}
