@@ -43,6 +43,7 @@
  * finalize call PMPI_, so those mpi_*_f08_ entry points are wrapped. A
  * wrapper that is not for the running implementation forwards at once. */
 #include "iop.h"
+#include "iopred.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -51,6 +52,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef uintptr_t mh;      /* an MPI handle: pointer or int, as the implementation has it */
@@ -900,11 +902,156 @@ static void mpi_started(int r) {
     MPI_FINISH(c);                                                                     \
   }
 
+/* ---- the whole-job summary at MPI_Finalize ----
+ * Before MPI shuts down, every rank condenses its I/O into a partial
+ * summary (Go: analyzer/job) and the partials travel up a binomial tree
+ * to rank 0 with MPI's own point-to-point calls on a private duplicate of
+ * MPI_COMM_WORLD: at step s = 1, 2, 4, ..., a rank with bit s set sends
+ * its partial (ranks r .. r+s-1 merged) to rank r-s and is done; the
+ * others receive from r+s, if any, and merge. Rank 0 ends with the
+ * partial of the whole job and writes the summary beside its trace. Each
+ * message is bounded (analyzer/job's bounds), so rank 0's memory and time
+ * do not grow with the events of the job, and its steps with log2(ranks).
+ *
+ * The duplicate communicator is made with the nonblocking MPI_Comm_idup
+ * and a deadline: a rank that is not traced (the library preloaded in some
+ * ranks only) never joins, and the others give up the summary instead of
+ * waiting in MPI_Finalize forever. A rank whose partial cannot be made
+ * still takes its place in the tree, sending an empty message, so no rank
+ * waits for a message that never comes. IOPRED_JOB=0 turns the summary
+ * off. */
+extern int iopGoJobStart(int rank);
+extern int iopGoJobAbsorb(char *p, long n);
+extern int iopGoJobEncode(char **out, long *n);
+extern int iopGoJobWrite(long long entered_ns, long long merge_ns, long received);
+
+#define JOB_TAG_LEN 0x10b1
+#define JOB_TAG_DATA 0x10b2
+#define JOB_JOIN_NS (30LL * 1000000000LL) /* how long ranks wait for each other to join */
+
+static struct {
+  int (*comm_idup)(mh, mh *, mh *);
+  int (*comm_free)(mh *);
+  int (*comm_size)(mh, int *);
+  int (*test)(mh *, int *, void *);
+  int (*send)(const void *, int, mh, int, int, mh);
+  int (*recv)(void *, int, mh, int, int, mh, void *);
+  int (*set_errhandler)(mh, mh);
+  mh errors_return;
+} pmpi;
+
+static int job_setup(void) {
+  pmpi.comm_idup = (int (*)(mh, mh *, mh *))mpi_sym("PMPI_Comm_idup");
+  pmpi.comm_free = (int (*)(mh *))mpi_sym("PMPI_Comm_free");
+  pmpi.comm_size = (int (*)(mh, int *))mpi_sym("PMPI_Comm_size");
+  pmpi.test = (int (*)(mh *, int *, void *))mpi_sym("PMPI_Test");
+  pmpi.send = (int (*)(const void *, int, mh, int, int, mh))mpi_sym("PMPI_Send");
+  pmpi.recv = (int (*)(void *, int, mh, int, int, mh, void *))mpi_sym("PMPI_Recv");
+  pmpi.set_errhandler = (int (*)(mh, mh))mpi_sym("PMPI_Comm_set_errhandler");
+  pmpi.errors_return = mpi.impl == IMPL_OMPI ? (mh)mpi_sym("ompi_mpi_errors_return") : 0x54000001;
+  return pmpi.set_errhandler && pmpi.errors_return && pmpi.comm_idup && pmpi.comm_free && pmpi.comm_size && pmpi.test && pmpi.send && pmpi.recv && mpi.comm_rank;
+}
+
+/* job_join makes the private communicator, or gives up at the deadline. */
+static int job_join(mh *comm) {
+  mh req = 0;
+  char st[STATUS_MAX];
+  if (pmpi.comm_idup(mpi.comm_world, comm, &req) != 0) return 0;
+  int64_t deadline = iop_now() + JOB_JOIN_NS;
+  for (long spins = 0;; spins++) {
+    int done = 0;
+    if (pmpi.test(&req, &done, st) != 0) return 0;
+    /* A failure on the private communicator must come back as an error
+     * code, not abort the job. */
+    if (done) return pmpi.set_errhandler(*comm, pmpi.errors_return) == 0;
+    if (iop_now() > deadline) {
+      iop_warn("job summary skipped: not every rank joined within 30 s (is the library preloaded in every rank?)");
+      return 0;
+    }
+    if (spins > 1000) {
+      struct timespec ts = {0, 100000};
+      nanosleep(&ts, NULL);
+    }
+  }
+}
+
+static void job_at_finalize(void) {
+  const char *v = getenv("IOPRED_JOB");
+  if (v && strcmp(v, "0") == 0) return;
+  if (!job_setup()) return;
+  int64_t entered = iop_now();
+  int rank, size;
+  if (mpi.comm_rank(mpi.comm_world, &rank) != 0 || pmpi.comm_size(mpi.comm_world, &size) != 0) return;
+  mh comm = 0;
+  if (!job_join(&comm)) return;
+
+  /* This rank's partial: every event so far handed to Go first. From
+   * here on, "ok" says whether this rank's partial is whole; a rank
+   * whose partial is not sends an empty message. */
+  iop_in = 0;
+  int go = iopred_flush();
+  iop_in = 1;
+  int ok = 0;
+  if (go) {
+    iop_lock_drain();
+    ok = iopGoJobStart(rank);
+    iop_unlock_drain();
+  }
+  int64_t merge_ns = 0;
+  long received = 0;
+  char st[STATUS_MAX];
+  for (int step = 1; step < size; step <<= 1) {
+    if (rank & step) {
+      char *buf = NULL;
+      long len = 0;
+      if (ok && !iopGoJobEncode(&buf, &len)) len = 0;
+      long long n = len;
+      pmpi.send(&n, (int)sizeof n, mpi.byte, rank - step, JOB_TAG_LEN, comm);
+      if (n > 0) pmpi.send(buf, (int)n, mpi.byte, rank - step, JOB_TAG_DATA, comm);
+      free(buf);
+      ok = 0;
+      break;
+    }
+    if (rank + step >= size) continue;
+    long long n = 0;
+    if (pmpi.recv(&n, (int)sizeof n, mpi.byte, rank + step, JOB_TAG_LEN, comm, st) != 0) n = 0;
+    if (n <= 0 || n >= INT32_MAX) {
+      ok = 0; /* a rank's partial is missing: the summary would lie */
+      continue;
+    }
+    /* The message must be taken even when there is no room for it: a
+     * receive too small for it fails (errors return on this
+     * communicator) but matches it. */
+    char *other = malloc((size_t)n);
+    char sink;
+    if (!other || pmpi.recv(other, (int)n, mpi.byte, rank + step, JOB_TAG_DATA, comm, st) != 0) {
+      if (!other) pmpi.recv(&sink, 1, mpi.byte, rank + step, JOB_TAG_DATA, comm, st);
+      ok = 0;
+    }
+    received += (long)n;
+    int64_t t = iop_now();
+    if (ok) ok = iopGoJobAbsorb(other, (long)n);
+    merge_ns += iop_now() - t;
+    free(other);
+  }
+  if (rank == 0) {
+    if (ok) {
+      iop_lock_drain();
+      iopGoJobWrite((long long)entered, (long long)merge_ns, received);
+      iop_unlock_drain();
+    } else if (go) {
+      iop_warn("job summary not written: a rank's partial summary is missing (IOPRED_DEBUG=1 says why)");
+    }
+  }
+  pmpi.comm_free(&comm);
+}
+
 #define MPI_WRAP_FINI(name, stem)                                                      \
   MPI_REAL(name, (void))                                                               \
   IOP_EXPORT int name(void) {                                                          \
     MPI_GET_REAL(name);                                                                \
     if (!mpi_begin(&c, IOP_OP_##name)) return real();                                  \
+    job_at_finalize();                                                                 \
     MPI_REAL_CALL(c, real());                                                          \
     MPI_FINISH(c);                                                                     \
   }
@@ -1273,7 +1420,7 @@ static fint *fstatuses_for(fint *sts, int n, fint *own, size_t own_ints, fint **
         }))
 
 #define FORTRAN_EXTRA_FINI(name, stem) \
-  FALL3(IOP_OP_##name, stem, (fint *ierr), (ierr), ({ FCALL((ierr)); }))
+  FALL3(IOP_OP_##name, stem, (fint *ierr), (ierr), ({ job_at_finalize(); FCALL((ierr)); }))
 
 /* The data and file shapes define their Fortran entry points inline. */
 #define FORTRAN_EXTRA_AT(name, stem)

@@ -211,6 +211,7 @@ func (s *session) write(c *batchEvent) error {
 	e.Path = path
 	observe(e)
 	observePeriod(e)
+	observeJob(e)
 	return nil
 }
 

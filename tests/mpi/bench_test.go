@@ -1,11 +1,14 @@
 package mpi
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"iopred/analyzer/job"
 )
 
 // BenchmarkMPIIOOverhead measures, side by side in one run, the time per
@@ -80,4 +83,51 @@ func bytesLines(out []byte) []string {
 		lines = []string{""}
 	}
 	return lines
+}
+
+// BenchmarkFinalize reports what the job summary costs at MPI_Finalize,
+// at 1, 2, 4 and 8 ranks of the IOR-like job (Open MPI, oversubscribed
+// past two): rank 0's time in iopred's finalize step (waiting for the
+// other ranks' partials included), the part spent merging partials, the
+// bytes rank 0 received, and the summary's size. The partials are bounded
+// (analyzer/job), and rank 0 takes log2(ranks) merge steps.
+func BenchmarkFinalize(b *testing.B) {
+	lib := library(b)
+	m := impls[0]
+	need(b, m.cc, m.run)
+	prog := compile(b, m.cc, "ior.c")
+	for _, np := range []int{1, 2, 4, 8} {
+		b.Run(fmt.Sprintf("ranks=%d", np), func(b *testing.B) {
+			var fin, merge, recv, size float64
+			for i := 0; i < b.N; i++ {
+				data, traces := b.TempDir(), b.TempDir()
+				out, err := mpirun(b, m, np, 3*time.Minute, []string{"LD_PRELOAD=" + lib, "IOPRED_DIR=" + traces},
+					prog, data, "3", "8192", "2048", "0", "ckpt=10")
+				if err != nil {
+					b.Fatalf("job failed: %v\n%s", err, out)
+				}
+				paths, _ := job.Discover(traces)
+				if len(paths) != 1 {
+					b.Fatalf("job summaries %v, want one", paths)
+				}
+				raw, err := os.ReadFile(paths[0])
+				if err != nil {
+					b.Fatal(err)
+				}
+				var s job.Summary
+				if err := json.Unmarshal(raw, &s); err != nil || s.Cost == nil {
+					b.Fatalf("%s: %v", paths[0], err)
+				}
+				fin += float64(s.Cost.FinalizeNs)
+				merge += float64(s.Cost.MergeNs)
+				recv += float64(s.Cost.ReceivedBytes)
+				size += float64(len(raw))
+			}
+			n := float64(b.N)
+			b.ReportMetric(fin/n/1e6, "finalize-ms")
+			b.ReportMetric(merge/n/1e6, "merge-ms")
+			b.ReportMetric(recv/n, "received-bytes")
+			b.ReportMetric(size/n, "summary-bytes")
+		})
+	}
 }
