@@ -919,7 +919,8 @@ static void mpi_started(int r) {
  * waiting in MPI_Finalize forever. A rank whose partial cannot be made
  * still takes its place in the tree, sending an empty message, so no rank
  * waits for a message that never comes. IOPRED_JOB=0 turns the summary
- * off. */
+ * off. The idup given up stays pending; both Open MPI and MPICH finalize
+ * regardless (tests/mpi TestJobPartlyTraced). */
 extern int iopGoJobStart(int rank);
 extern int iopGoJobAbsorb(char *p, long n);
 extern int iopGoJobEncode(char **out, long *n);
@@ -927,7 +928,7 @@ extern int iopGoJobWrite(long long entered_ns, long long merge_ns, long received
 
 #define JOB_TAG_LEN 0x10b1
 #define JOB_TAG_DATA 0x10b2
-#define JOB_JOIN_NS (30LL * 1000000000LL) /* how long ranks wait for each other to join */
+#define JOB_WAIT_MS 30000 /* how long ranks wait for each other to join */
 
 static struct {
   int (*comm_idup)(mh, mh *, mh *);
@@ -952,12 +953,21 @@ static int job_setup(void) {
   return pmpi.set_errhandler && pmpi.errors_return && pmpi.comm_idup && pmpi.comm_free && pmpi.comm_size && pmpi.test && pmpi.send && pmpi.recv && mpi.comm_rank;
 }
 
-/* job_join makes the private communicator, or gives up at the deadline. */
+/* job_join makes the private communicator, or gives up at the deadline
+ * (IOPRED_JOB_WAIT_MS, default 30 s). */
 static int job_join(mh *comm) {
   mh req = 0;
   char st[STATUS_MAX];
+  long wait_ms = JOB_WAIT_MS;
+  const char *v = getenv("IOPRED_JOB_WAIT_MS");
+  if (v && *v) {
+    char *end;
+    long w = strtol(v, &end, 10);
+    if (*end == 0 && w >= 0) wait_ms = w;
+    else iop_warn("IOPRED_JOB_WAIT_MS is not a number of milliseconds; using 30000");
+  }
   if (pmpi.comm_idup(mpi.comm_world, comm, &req) != 0) return 0;
-  int64_t deadline = iop_now() + JOB_JOIN_NS;
+  int64_t deadline = iop_now() + (int64_t)wait_ms * 1000000;
   for (long spins = 0;; spins++) {
     int done = 0;
     if (pmpi.test(&req, &done, st) != 0) return 0;
@@ -965,7 +975,7 @@ static int job_join(mh *comm) {
      * code, not abort the job. */
     if (done) return pmpi.set_errhandler(*comm, pmpi.errors_return) == 0;
     if (iop_now() > deadline) {
-      iop_warn("job summary skipped: not every rank joined within 30 s (is the library preloaded in every rank?)");
+      iop_warn("job summary skipped: not every rank joined within IOPRED_JOB_WAIT_MS (is the library preloaded in every rank?)");
       return 0;
     }
     if (spins > 1000) {

@@ -242,3 +242,35 @@ func FuzzDecode(f *testing.F) {
 		Summarize(m)
 	})
 }
+
+// The time-domain check finds the fundamental of a burst train whose
+// period FTIO may report a harmonic of, and keeps a period that is one.
+func TestFundamental(t *testing.T) {
+	const fs, period, n = 1000.0, 0.150, 9000 // 60 bursts
+	rng := rand.New(rand.NewPCG(3, 4))
+	x := make([]float64, n)
+	for k := 0; float64(k)*period*fs < n-10; k++ {
+		at := int(float64(k)*period*fs) + rng.IntN(5) // a few ms of jitter
+		for i := at; i < at+3; i++ {
+			x[i] += 1e6
+		}
+	}
+	cases := []struct {
+		reported float64
+		want     int
+	}{{period, 1}, {period / 2, 2}, {period / 3, 3}}
+	for _, c := range cases {
+		m, r := fundamental(x, fs, c.reported)
+		if m != c.want {
+			t.Errorf("period %.4f reported: multiple %d (autocorrelations %v), want %d", c.reported, m, r, c.want)
+		}
+	}
+	// Bursts every 75 ms are a period of 75 ms, not of 150.
+	y := append([]float64(nil), x...)
+	for i := 0; i+75 < n; i++ {
+		y[i+75] += x[i]
+	}
+	if m, r := fundamental(y, fs, period/2); m != 1 {
+		t.Errorf("bursts every 75 ms: multiple %d (autocorrelations %v), want 1", m, r)
+	}
+}

@@ -61,10 +61,18 @@ type Periods struct {
 // sampling frequency. The period reported is the one most resolutions
 // agree on (within 1.5 frequency bins), as the finest of them found it;
 // Resolutions lists every answer.
+//
+// The period chosen is then checked against its multiples in the time
+// domain (fundamental): when the signal repeats at m times it and not at
+// it, the period is m times FTIO's, Multiple is m and Fundamental is set.
 type Period struct {
 	ftio.Result
 	Agreeing    int          `json:"resolutions_agreeing"`
 	Resolutions []Resolution `json:"resolutions"`
+	Multiple    int          `json:"multiple,omitempty"`
+	// Autocorrelation of the smoothed signal at 1, 2, 3 and 4 times FTIO's
+	// period (null where the signal is too short).
+	Autocorrelation []*float64 `json:"autocorrelation,omitempty"`
 }
 
 // Resolution is FTIO's answer at one sampling frequency.
@@ -245,8 +253,91 @@ func periodOf(x []float64, t0 float64, width int64) *Period {
 	}
 	if best >= 0 {
 		p.Result = results[best]
+		fine := &results[0]
+		var r []float64
+		p.Multiple, r = fundamental(fine.Signal, fine.Fs, *p.PeriodS)
+		for _, c := range r {
+			if math.IsNaN(c) {
+				p.Autocorrelation = append(p.Autocorrelation, nil)
+			} else {
+				p.Autocorrelation = append(p.Autocorrelation, &c)
+			}
+		}
+		if p.Multiple > 1 {
+			m := float64(p.Multiple)
+			period, freq := *p.PeriodS*m, *p.FreqHz/m
+			p.PeriodS, p.FreqHz, p.Fundamental = &period, &freq, true
+		}
 	}
 	return p
+}
+
+// fundamental checks a period found in the spectrum against its
+// multiples in the time domain. A train of short bursts every T seconds
+// has spectral peaks at T, T/2, T/3, ... about equally high, and FTIO may
+// pick a harmonic; but the signal, smoothed over an eighth of the period,
+// correlates with itself shifted by T and not by T/2. It returns the
+// smallest multiple m of period (1 to 4) whose autocorrelation reaches
+// 90% of the best of them, 1 unless that beats the period's own by 0.2,
+// and the autocorrelations at 1 to 4 periods (within 3%, as periods
+// jitter; NaN past half the signal).
+func fundamental(x []float64, fs, period float64) (int, []float64) {
+	n := len(x)
+	lag := period * fs
+	w := max(1, int(math.Round(lag/8)))
+	s := make([]float64, n)
+	var acc, mean float64
+	for i := range x {
+		acc += x[i]
+		if i >= w {
+			acc -= x[i-w]
+		}
+		s[i] = acc / float64(w)
+		mean += s[i]
+	}
+	mean /= float64(n)
+	var energy float64
+	for i := range s {
+		s[i] -= mean
+		energy += s[i] * s[i]
+	}
+	r := make([]float64, 4)
+	for m := range r {
+		r[m] = math.NaN()
+		lo, hi := int(math.Floor(float64(m+1)*lag*0.97)), int(math.Ceil(float64(m+1)*lag*1.03))
+		if energy == 0 || lo < 1 || hi > n/2 {
+			continue
+		}
+		for tau := lo; tau <= hi; tau++ {
+			var c float64
+			for i := 0; i+tau < n; i++ {
+				c += s[i] * s[i+tau]
+			}
+			// Unbiased: the overlap shrinks with the lag.
+			c = c / energy * float64(n) / float64(n-tau)
+			if math.IsNaN(r[m]) || c > r[m] {
+				r[m] = c
+			}
+		}
+	}
+	best := math.Inf(-1)
+	for _, c := range r {
+		if !math.IsNaN(c) {
+			best = math.Max(best, c)
+		}
+	}
+	if math.IsNaN(r[0]) {
+		return 1, r
+	}
+	for m, c := range r {
+		if !math.IsNaN(c) && c >= 0.9*best {
+			if m > 0 && c-r[0] < 0.2 {
+				return 1, r
+			}
+			return m + 1, r
+		}
+	}
+	return 1, r
 }
 
 func globalsOf(st *Stream) FileGlobal {

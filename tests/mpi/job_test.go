@@ -2,14 +2,45 @@ package mpi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"math"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"iopred/analyzer/job"
 )
+
+// readJobSummary reads the one job summary in dir.
+func readJobSummary(t *testing.T, dir string) (*job.Summary, string) {
+	t.Helper()
+	paths, err := job.Discover(dir)
+	if err != nil || len(paths) != 1 {
+		t.Fatalf("job summaries %v (%v), want one", paths, err)
+	}
+	raw, err := os.ReadFile(paths[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s job.Summary
+	if err := json.Unmarshal(raw, &s); err != nil {
+		t.Fatalf("%s: %v", paths[0], err)
+	}
+	return &s, paths[0]
+}
+
+// checkJobCounts: the job summary in dir covers np ranks and counts the
+// application's writes and reads.
+func checkJobCounts(t *testing.T, dir string, np, writes, reads int) {
+	t.Helper()
+	s, path := readJobSummary(t, dir)
+	if s.Ranks != np || s.Counts.Writes != uint64(writes) || s.Counts.Reads != uint64(reads) {
+		t.Errorf("%s: %d ranks, %d writes, %d reads; want %d, %d, %d", path, s.Ranks, s.Counts.Writes, s.Counts.Reads, np, writes, reads)
+	}
+}
 
 // checkJobSummary: rank 0 wrote the job summary beside its trace at
 // MPI_Finalize; it covers every rank, finds the N-1 strided file's single
@@ -19,21 +50,11 @@ import (
 // for field.
 func checkJobSummary(t *testing.T, trs []*trace, dir string, np int, strided string, interval float64) *job.Summary {
 	t.Helper()
-	paths, err := job.Discover(dir)
-	if err != nil || len(paths) != 1 {
-		t.Fatalf("job summaries %v (%v), want one", paths, err)
+	summary, path := readJobSummary(t, dir)
+	if want := job.SummaryPath(trs[0].path); path != want {
+		t.Errorf("job summary at %s, want beside rank 0's trace: %s", path, want)
 	}
-	if want := job.SummaryPath(trs[0].path); paths[0] != want {
-		t.Errorf("job summary at %s, want beside rank 0's trace: %s", paths[0], want)
-	}
-	raw, err := os.ReadFile(paths[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	var online job.Summary
-	if err := json.Unmarshal(raw, &online); err != nil {
-		t.Fatalf("%s: %v", paths[0], err)
-	}
+	online := *summary
 	if online.Ranks != np || len(online.Accuracy.PerRank) != np {
 		t.Fatalf("summary of %d ranks (%d scores), want %d", online.Ranks, len(online.Accuracy.PerRank), np)
 	}
@@ -104,5 +125,71 @@ func checkJobSummary(t *testing.T, trs []*trace, dir string, np int, strided str
 		t.Errorf("the summary rebuilt from the traces differs from the job's at byte %d:\njob:     %s\ntraces:  %s", diffAt,
 			a[lo:min(diffAt+200, len(a))], b[lo:min(diffAt+200, len(b))])
 	}
-	return &online
+	return summary
+}
+
+// A job whose library is preloaded in rank 0 only (a launcher wrapper that
+// sets LD_PRELOAD for some ranks) must not wait forever in MPI_Finalize
+// for ranks that will never join the job summary: rank 0 gives up after
+// IOPRED_JOB_WAIT_MS, says so, keeps its complete trace, and the job
+// exits 0 under both implementations.
+func TestJobPartlyTraced(t *testing.T) {
+	lib := library(t)
+	for _, m := range impls {
+		t.Run(m.name, func(t *testing.T) {
+			need(t, m.cc, m.run)
+			prog := compile(t, m.cc, "ior.c")
+			data, traces := t.TempDir(), t.TempDir()
+			args := []string{data, "1", "4096", "1024", "0"}
+			var launch []string
+			if m.name == "openmpi" {
+				launch = append(launch, "--oversubscribe")
+			}
+			launch = append(launch, "-np", "1", "env", "LD_PRELOAD="+lib, "IOPRED_DIR="+traces, "IOPRED_JOB_WAIT_MS=2000", prog)
+			launch = append(append(launch, args...), ":", "-np", "1", prog)
+			launch = append(launch, args...)
+			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, m.run, launch...)
+			cmd.Env = append(os.Environ(), "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+			cmd.WaitDelay = 5 * time.Second
+			start := time.Now()
+			out, err := cmd.CombinedOutput()
+			if ctx.Err() != nil {
+				t.Fatalf("the job hung in MPI_Finalize:\n%s", out)
+			}
+			if err != nil {
+				t.Fatalf("job failed: %v\n%s", err, out)
+			}
+			t.Logf("job took %v", time.Since(start).Round(time.Millisecond))
+			if !bytes.Contains(out, []byte("job summary skipped")) {
+				t.Errorf("rank 0 did not say why it wrote no job summary:\n%s", out)
+			}
+			if paths, _ := job.Discover(traces); len(paths) != 0 {
+				t.Errorf("job summaries %v from a partly traced job", paths)
+			}
+			trs := readTraces(t, traces, "ior")
+			if len(trs) != 1 || !trs[0].clean || rank(trs[0]) != 0 {
+				t.Fatalf("traces %v, want rank 0's, complete", trs)
+			}
+		})
+	}
+}
+
+// IOPRED_JOB=0 turns the job summary off: the ranks are traced as usual
+// and nothing else is written.
+func TestJobOff(t *testing.T) {
+	m := impls[0]
+	need(t, m.cc, m.run)
+	prog := compile(t, m.cc, "ior.c")
+	data, traces := t.TempDir(), t.TempDir()
+	out, err := mpirun(t, m, 2, 2*time.Minute, []string{"LD_PRELOAD=" + library(t), "IOPRED_DIR=" + traces, "IOPRED_JOB=0"},
+		prog, data, "1", "4096", "1024", "0")
+	if err != nil {
+		t.Fatalf("job failed: %v\n%s", err, out)
+	}
+	byRank(t, readTraces(t, traces, "ior"), 2)
+	if paths, _ := job.Discover(traces); len(paths) != 0 {
+		t.Errorf("job summaries %v with IOPRED_JOB=0", paths)
+	}
 }

@@ -352,7 +352,17 @@ func checkIORPeriod(t *testing.T, trs []*trace, dir string) float64 {
 	if len(starts) != iorCheckpoints {
 		t.Fatalf("%d checkpoints seen in rank 0's trace, want %d", len(starts), iorCheckpoints)
 	}
-	want := (starts[len(starts)-1] - starts[0]) / float64(len(starts)-1)
+	// The period the program keeps is its typical interval: the median,
+	// which a rank descheduled once for a while (two cores shared by the
+	// ranks, the launcher and anything else running) does not move.
+	intervals := make([]float64, len(starts)-1)
+	for i := range intervals {
+		intervals[i] = starts[i+1] - starts[i]
+	}
+	sort.Float64s(intervals)
+	want := intervals[len(intervals)/2]
+	t.Logf("checkpoint intervals: median %.5f s, mean %.5f s, max %.5f s", want,
+		(starts[len(starts)-1]-starts[0])/float64(len(intervals)), intervals[len(intervals)-1])
 	if want < iorPauseMs/1e3 || want > 2*iorPauseMs/1e3 {
 		t.Errorf("checkpoints every %.4f s, configured pause %d ms", want, iorPauseMs)
 	}
@@ -481,6 +491,9 @@ func TestFortran(t *testing.T) {
 			}
 			trs := readTraces(t, traces, "fio")
 			byRank(t, trs, np)
+			// The Fortran MPI_Finalize (Open MPI's wrapped entry point,
+			// MPICH's reaching the C one) wrote the job summary once.
+			checkJobCounts(t, traces, np, np*(2*count+1), np)
 			for _, tr := range trs {
 				r := int64(rank(tr))
 				wantCounts := map[string]int{
@@ -608,6 +621,7 @@ func TestFortranF08(t *testing.T) {
 			}
 			trs := readTraces(t, traces, "fio08")
 			byRank(t, trs, np)
+			checkJobCounts(t, traces, np, np*(count+1), 0)
 			for _, tr := range trs {
 				r := int64(rank(tr))
 				var ops []string
