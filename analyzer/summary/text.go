@@ -80,8 +80,12 @@ func writeJob(w io.Writer, j *job.Summary) {
 		case d.p.PeriodS == nil:
 			fmt.Fprintf(w, "%s period\tnone found (%s)\n", d.name, d.p.Verdict)
 		default:
-			fmt.Fprintf(w, "%s period\t%.6g s (%.6g Hz), confidence %.3f (%s), %d of %d resolutions agree; iopred period --average --fs %g reproduces it\n",
-				d.name, *d.p.PeriodS, *d.p.FreqHz, d.p.Confidence, d.p.Verdict, d.p.Agreeing, len(d.p.Resolutions), d.p.Fs)
+			note := ""
+			if d.p.Multiple > 1 {
+				note = fmt.Sprintf("; %d times FTIO's, by autocorrelation", d.p.Multiple)
+			}
+			fmt.Fprintf(w, "%s period\t%.6g s (%.6g Hz), confidence %.3f (%s), %d of %d resolutions agree%s; FTIO at %.4g Hz as iopred period --average --fs %.4g\n",
+				d.name, *d.p.PeriodS, *d.p.FreqHz, d.p.Confidence, d.p.Verdict, d.p.Agreeing, len(d.p.Resolutions), note, d.p.Fs, d.p.Fs)
 		}
 	}
 	if a := &j.Accuracy; a.Mean != nil {
