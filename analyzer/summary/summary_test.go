@@ -110,7 +110,16 @@ func TestSummarize(t *testing.T) {
 	if err := WriteText(&out, rep); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"app", "40.0 KiB", "/d/shared", "write=15", "app+0x1234 (dump)", "without a footer"} {
+	// The traces carry ranks 1 and 2: the job view covers ranks 0 to 2,
+	// rank 0 missing, and the killed rank 2 with what its trace holds.
+	if j := rep.Job; j == nil || j.Ranks != 3 || j.Counts.Writes != 15 || j.Counts.Reads != 15 {
+		t.Errorf("job view %+v", j)
+	}
+	if len(rep.JobWarnings) != 2 || !strings.Contains(strings.Join(rep.JobWarnings, "\n"), "no trace of rank 0") {
+		t.Errorf("job warnings %q: want the missing rank and the truncated trace", rep.JobWarnings)
+	}
+	for _, want := range []string{"app", "40.0 KiB", "/d/shared", "write=15", "app+0x1234 (dump)", "without a footer",
+		"JOB", "3 ranks", "15 writes (60.0 KiB)"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("text output lacks %q:\n%s", want, out.String())
 		}
