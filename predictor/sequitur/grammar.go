@@ -57,7 +57,7 @@ type Grammar struct {
 	freeNodes []int32
 	rules     []rule
 	freeRules []int32
-	digrams   map[uint64]int32
+	digrams   digramIndex
 	// termUse heads the occurrence lists of small terminals; termUseBig
 	// holds the rest.
 	termUse    []int32
@@ -69,7 +69,7 @@ type Grammar struct {
 
 // New returns an empty grammar: rule 0, the start rule, has no symbols.
 func New() *Grammar {
-	g := &Grammar{digrams: make(map[uint64]int32)}
+	g := &Grammar{}
 	g.newRule()
 	return g
 }
@@ -201,8 +201,8 @@ func (g *Grammar) deleteDigram(n int32) {
 		return
 	}
 	k := g.keyAt(n)
-	if m, ok := g.digrams[k]; ok && m == n {
-		delete(g.digrams, k)
+	if m, ok := g.digrams.get(k); ok && m == n {
+		g.digrams.del(k)
 	}
 }
 
@@ -215,13 +215,13 @@ func (g *Grammar) join(left, right int32) {
 		if r := &g.nodes[right]; !r.guard && r.prev != nilNode && r.next != nilNode {
 			p, nx := &g.nodes[r.prev], &g.nodes[r.next]
 			if !p.guard && !nx.guard && r.sym == p.sym && r.sym == nx.sym {
-				g.digrams[g.keyAt(right)] = right
+				g.digrams.set(g.keyAt(right), right)
 			}
 		}
 		if l := &g.nodes[left]; !l.guard && l.prev != nilNode && l.next != nilNode {
 			p, nx := &g.nodes[l.prev], &g.nodes[l.next]
 			if !p.guard && !nx.guard && l.sym == p.sym && l.sym == nx.sym {
-				g.digrams[g.keyAt(l.prev)] = l.prev
+				g.digrams.set(g.keyAt(l.prev), l.prev)
 			}
 		}
 	}
@@ -249,9 +249,9 @@ func (g *Grammar) check(n int32) bool {
 		return false
 	}
 	k := g.keyAt(n)
-	m, ok := g.digrams[k]
+	m, ok := g.digrams.get(k)
 	if !ok {
-		g.digrams[k] = n
+		g.digrams.set(k, n)
 		return false
 	}
 	if m == n {
@@ -279,7 +279,7 @@ func (g *Grammar) match(ss, m int32) {
 		g.insertAfter(a, b)
 		g.substitute(m, r)
 		g.substitute(ss, r)
-		g.digrams[digramKey(g.nodes[a].sym, g.nodes[b].sym)] = a
+		g.digrams.set(digramKey(g.nodes[a].sym, g.nodes[b].sym), a)
 	}
 	// Rule utility: the digram's symbols lost a use each.
 	if f := g.first(r); g.isRef(f) && g.rules[refRule(g.nodes[f].sym)].uses == 1 {
@@ -323,7 +323,7 @@ func (g *Grammar) expand(ref int32) {
 	g.freeRules = append(g.freeRules, r)
 	g.join(left, f)
 	g.join(l, right)
-	g.digrams[g.keyAt(l)] = l
+	g.digrams.set(g.keyAt(l), l)
 }
 
 // Append adds terminal sym (0 <= sym < 2^31) at the end of the start rule
@@ -498,7 +498,7 @@ func (g *Grammar) Check() error {
 			} else {
 				seen[k] = n
 			}
-			if m, ok := g.digrams[k]; !ok {
+			if m, ok := g.digrams.get(k); !ok {
 				return fmt.Errorf("digram %s is not indexed", g.digramString(k))
 			} else if g.keyAt(m) != k || g.nodes[m].guard {
 				return fmt.Errorf("index of digram %s points at another digram", g.digramString(k))
@@ -516,8 +516,8 @@ func (g *Grammar) Check() error {
 			return fmt.Errorf("rule %d counts %d uses, has %d", ids[r], g.rules[r].uses, uses[r])
 		}
 	}
-	if len(g.digrams) != len(seen) {
-		return fmt.Errorf("digram index has %d entries for %d distinct digrams", len(g.digrams), len(seen))
+	if g.digrams.len() != len(seen) {
+		return fmt.Errorf("digram index has %d entries for %d distinct digrams", g.digrams.len(), len(seen))
 	}
 	if size != g.size {
 		return fmt.Errorf("size is %d, counted %d", g.size, size)

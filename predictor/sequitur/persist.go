@@ -192,13 +192,13 @@ func rebuild(s *saved) (*Grammar, error) {
 				continue
 			}
 			k := g.keyAt(n)
-			if m, ok := g.digrams[k]; ok {
+			if m, ok := g.digrams.get(k); ok {
 				if g.nodes[m].next == n {
 					continue
 				}
 				return nil, fmt.Errorf("digram %s occurs twice", g.digramString(k))
 			}
-			g.digrams[k] = n
+			g.digrams.set(k, n)
 		}
 	}
 	if err := g.Check(); err != nil {

@@ -3,7 +3,6 @@ package sequitur
 import (
 	"cmp"
 	"slices"
-	"sort"
 	"unsafe"
 )
 
@@ -278,12 +277,16 @@ func (p *Predictor) candidates() {
 		p.cands[j].Weight /= total
 		p.cands[j].Uniform = 1 / float64(len(p.cands))
 	}
-	sort.Slice(p.cands, func(i, j int) bool {
-		a, b := p.cands[i], p.cands[j]
+	// Symbols are distinct, so this order is total and any sort gives the
+	// same list; slices.SortFunc, unlike sort.Slice, allocates nothing.
+	slices.SortFunc(p.cands, func(a, b Candidate) int {
 		if a.Weight != b.Weight {
-			return a.Weight > b.Weight
+			if a.Weight > b.Weight {
+				return -1
+			}
+			return 1
 		}
-		return a.Symbol < b.Symbol
+		return cmp.Compare(a.Symbol, b.Symbol)
 	})
 }
 
@@ -414,8 +417,7 @@ func (p *Predictor) expanded(ref int32) {
 }
 
 // MemoryBytes estimates the heap the predictor holds: the arenas at their
-// capacity, the digram index (entries plus Go map overhead), occurrence
-// heads and the predictor marks.
+// capacity, the digram index, occurrence heads and the predictor marks.
 func (p *Predictor) MemoryBytes() int {
 	g := p.g
 	n := int(unsafe.Sizeof(*p)) + int(unsafe.Sizeof(*g))
@@ -426,7 +428,7 @@ func (p *Predictor) MemoryBytes() int {
 	n += cap(g.termUse) * 4
 	// A Go map (swiss table) costs about 1.15x its slots of key+value+ctrl;
 	// slots grow in powers of two.
-	n += mapBytes(len(g.digrams), 8+4) + mapBytes(len(g.termUseBig), 4+4)
+	n += g.digrams.memoryBytes() + mapBytes(len(g.termUseBig), 4+4)
 	for i := range p.paths {
 		n += int(unsafe.Sizeof(path{})) + cap(p.paths[i].nodes)*4
 	}
