@@ -1,6 +1,9 @@
 package job
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+)
 
 // fullPartial is a rank whose signal fills every bin: the largest partial
 // a rank sends.
@@ -47,5 +50,47 @@ func BenchmarkSummarize(b *testing.B) {
 	p := fullPartial(0)
 	for i := 0; i < b.N; i++ {
 		Summarize(p)
+	}
+}
+
+// BenchmarkRank0 simulates rank 0's side of the finalize step of an N-1
+// strided checkpointing job (3 segments of 8 KiB per rank in 2 KiB
+// writes, 10 checkpoints) at 8 to 10,000 ranks: the log2(N) messages it
+// receives along the tree (encoded partials of 1, 2, 4, ... ranks),
+// decoding and merging each, then the summary. The other ranks' merges
+// happen in parallel on their own ranks and are not counted.
+func BenchmarkRank0(b *testing.B) {
+	for _, n := range []int{8, 64, 1024, 10000} {
+		b.Run(fmt.Sprintf("ranks=%d", n), func(b *testing.B) {
+			parts := ranks(n, 3, 8192, 2048, 10, 15e7)
+			// What rank 0 receives at step s: the merged partial of ranks
+			// s .. min(2s, n)-1.
+			var msgs [][]byte
+			var received int
+			for s := 1; s < n; s *= 2 {
+				m, err := MergeTree(parts[s:min(2*s, n)])
+				if err != nil {
+					b.Fatal(err)
+				}
+				enc, _ := m.Encode()
+				msgs = append(msgs, enc)
+				received += len(enc)
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				own := parts[0]
+				for _, enc := range msgs {
+					other, err := Decode(enc)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if own, err = Merge(own, other); err != nil {
+						b.Fatal(err)
+					}
+				}
+				Summarize(own)
+			}
+			b.ReportMetric(float64(received), "received-bytes")
+		})
 	}
 }

@@ -786,4 +786,11 @@ func TestLAMMPSTwoRanks(t *testing.T) {
 	}
 	want := (starts[len(starts)-1] - starts[0]) / float64(len(starts)-1)
 	testenv.CheckPeriod(t, traces, ftio.Options{Fs: -1, MaxSamples: 1 << 20}, want, 0.05)
+	// The job summary rank 0 wrote at MPI_Finalize finds it too.
+	js, _ := readJobSummary(t, traces)
+	if p := js.Period.Write; p == nil || p.PeriodS == nil || math.Abs(*p.PeriodS-want)/want > 0.05 {
+		t.Errorf("job summary's write period %+v, snapshots every %.5f s", p, want)
+	} else {
+		t.Logf("job summary: period %.5f s, snapshots every %.5f s", *p.PeriodS, want)
+	}
 }
