@@ -151,11 +151,15 @@ func (m *Model) newFile(id uint32) *fileState {
 
 // Model is the per-process model. It is not safe for concurrent use.
 type Model struct {
-	opt   Options
-	main  *sequitur.Predictor
-	dict  map[symKey]int
-	syms  []*symbol
-	trans map[uint64]*transition
+	opt  Options
+	main *sequitur.Predictor
+	dict map[symKey]int
+	// lastKey and lastSym cache the latest dict lookup.
+	lastKey   symKey
+	lastSym   int
+	lastKeyOK bool
+	syms      []*symbol
+	trans     map[uint64]*transition
 
 	// startSym is the first symbol ever observed, predicted before the
 	// first operation of a run; -1 when none.
@@ -255,11 +259,20 @@ func (m *Model) Observe(e *tracefmt.Event) {
 	}
 	m.events++
 	k := symKey{e.Ctx, e.Op}
-	s, ok := m.dict[k]
-	if !ok {
-		s = len(m.syms)
-		m.dict[k] = s
-		m.syms = append(m.syms, &symbol{Ctx: e.Ctx, Op: e.Op})
+	var s int
+	if m.lastKeyOK && k == m.lastKey {
+		// The same call as the latest one, the usual case in a loop: a
+		// symbol's number never changes, so the map need not hash the
+		// key again.
+		s = m.lastSym
+	} else {
+		var ok bool
+		if s, ok = m.dict[k]; !ok {
+			s = len(m.syms)
+			m.dict[k] = s
+			m.syms = append(m.syms, &symbol{Ctx: e.Ctx, Op: e.Op})
+		}
+		m.lastKey, m.lastSym, m.lastKeyOK = k, s, true
 	}
 	if m.pending >= 0 {
 		m.scored++

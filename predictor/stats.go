@@ -23,8 +23,15 @@ func (s *Stats) Add(x float64) {
 		s.Min, s.Max, s.Mean, s.M2, s.Weighted = x, x, x, 0, x
 		return
 	}
-	s.Min = math.Min(s.Min, x)
-	s.Max = math.Max(s.Max, x)
+	// Plain comparisons rather than math.Min and math.Max: the
+	// measurements come from integers, so neither NaN nor -0 occurs, and
+	// the results are the same.
+	if x < s.Min {
+		s.Min = x
+	}
+	if x > s.Max {
+		s.Max = x
+	}
 	d := x - s.Mean
 	s.Mean += d / float64(s.N)
 	s.M2 += d * (x - s.Mean)
