@@ -722,6 +722,11 @@ func TestParallelHDF5(t *testing.T) {
 	}
 	trs := readTraces(t, traces, "h5par")
 	byRank(t, trs, np)
+	// The job summary counts at least each rank's 3 rows of every field
+	// of every checkpoint (HDF5 writes its metadata too).
+	if js, path := readJobSummary(t, traces); js.Ranks != np || js.Counts.BytesWritten < np*ckpts*3*rowBytes {
+		t.Errorf("%s: %d ranks, %d bytes written, want %d ranks and at least %d bytes", path, js.Ranks, js.Counts.BytesWritten, np, np*ckpts*3*rowBytes)
+	}
 	for _, tr := range trs {
 		seqs := map[int64]bool{}
 		for _, e := range tr.events {
