@@ -46,6 +46,11 @@ static pthread_key_t ring_key;
 static pthread_once_t consumer_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t drain_mutex = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic uint32_t wake_word;
+/* Producers waiting for room in a full ring, and the word they wait on:
+ * the consumer bumps it, and wakes them, whenever it frees ring slots
+ * while one waits. */
+static _Atomic int room_waiters;
+static _Atomic uint32_t room_word;
 static _Atomic int consumer_started;
 static _Atomic uint64_t dropped;
 static volatile int finished; /* the session has written its last footer */
@@ -150,16 +155,24 @@ IOP_HIDDEN struct iop_event *iop_ring_reserve(void) {
   uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
   if (IOP_LIKELY(h - r->tail_seen < IOP_RING_CAP)) return &r->ev[h & (IOP_RING_CAP - 1)];
   uint64_t t = r->tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
-  while (IOP_UNLIKELY(h - t >= IOP_RING_CAP)) {
-    /* Back-pressure: wait for the consumer rather than lose the event. */
-    if (finished || !atomic_load(&consumer_started)) {
-      atomic_fetch_add(&dropped, 1);
-      return NULL;
+  if (IOP_UNLIKELY(h - t >= IOP_RING_CAP)) {
+    /* Back-pressure: wait for the consumer rather than lose the event,
+     * until it frees slots (it wakes us then), at most 200 us at a time. */
+    atomic_fetch_add(&room_waiters, 1);
+    for (;;) {
+      uint32_t w = atomic_load(&room_word);
+      t = r->tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
+      if (h - t < IOP_RING_CAP) break;
+      if (finished || !atomic_load(&consumer_started)) {
+        atomic_fetch_sub(&room_waiters, 1);
+        atomic_fetch_add(&dropped, 1);
+        return NULL;
+      }
+      wake_consumer();
+      struct timespec ts = {0, 200000};
+      syscall(SYS_futex, &room_word, FUTEX_WAIT_PRIVATE, w, &ts, NULL, 0);
     }
-    wake_consumer();
-    struct timespec ts = {0, 200000};
-    syscall(SYS_nanosleep, &ts, NULL);
-    t = r->tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
+    atomic_fetch_sub(&room_waiters, 1);
   }
   return &r->ev[h & (IOP_RING_CAP - 1)];
 }
@@ -200,6 +213,13 @@ static struct iop_event batch[IOP_BATCH]; /* guarded by drain_mutex */
 IOP_HIDDEN void iop_lock_drain(void) { pthread_mutex_lock(&drain_mutex); }
 IOP_HIDDEN void iop_unlock_drain(void) { pthread_mutex_unlock(&drain_mutex); }
 
+/* room_freed wakes the producers waiting for ring slots, if any. */
+static void room_freed(void) {
+  if (IOP_LIKELY(!atomic_load(&room_waiters))) return;
+  atomic_fetch_add(&room_word, 1);
+  syscall(SYS_futex, &room_word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
 /* Must be called with drain_mutex held. Returns the number of events. */
 static long drain_locked(void) {
   long total = 0;
@@ -216,12 +236,14 @@ static long drain_locked(void) {
       t++;
       if (n == IOP_BATCH) {
         atomic_store_explicit(&r->tail, t, memory_order_release);
+        room_freed();
         iopGoIngest(batch, n);
         total += n;
         n = 0;
       }
     }
     atomic_store_explicit(&r->tail, t, memory_order_release);
+    room_freed();
     if (state == RING_DEAD && t == atomic_load(&r->head)) {
       int dead = RING_DEAD;
       atomic_compare_exchange_strong(&r->state, &dead, RING_FREE);
@@ -250,16 +272,20 @@ static void *consumer_main(void *arg) {
   /* Enter Go as soon as its runtime is up: the first call and the
    * trace's creation then overlap with the program's work instead of
    * delaying its exit. */
-  if (wait_go_ready()) iop_drain_and_ingest();
+  int ready = wait_go_ready();
   for (;;) {
+    /* The wake word is read before draining: a producer that asks for a
+     * drain while this one runs (its ring half full, or full) makes the
+     * wait below return at once, so a busy producer never waits for the
+     * timeout with the consumer idle. */
     uint32_t w = atomic_load(&wake_word);
-    struct timespec ts = {wait_ms / 1000, (wait_ms % 1000) * 1000000};
-    syscall(SYS_futex, &wake_word, FUTEX_WAIT_PRIVATE, w, &ts, NULL, 0);
     if (finished) {
       if (iop_state != IOP_ACTIVE) return NULL;
-      continue;
+    } else if (ready || (ready = atomic_load(&go_ready))) {
+      iop_drain_and_ingest();
     }
-    if (atomic_load(&go_ready)) iop_drain_and_ingest();
+    struct timespec ts = {wait_ms / 1000, (wait_ms % 1000) * 1000000};
+    syscall(SYS_futex, &wake_word, FUTEX_WAIT_PRIVATE, w, &ts, NULL, 0);
   }
 }
 
