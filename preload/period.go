@@ -57,19 +57,25 @@ func observePeriod(e *tracefmt.Event) {
 		return
 	}
 	req := pendingRequest{e.StartNs, e.EndNs, e.Bytes}
-	add := func(m ftio.Mode) {
-		p := periodFor(m)
-		if len(p.pending) >= periodCapacity {
-			p.pending = append(p.pending[:0], p.pending[periodCapacity/4:]...)
-		}
-		p.pending = append(p.pending, req)
+	if periodBoth == nil {
+		periodBoth, periodWrite, periodRead = periodFor(ftio.ModeBoth), periodFor(ftio.ModeWrite), periodFor(ftio.ModeRead)
 	}
 	if dir == tracefmt.Write {
-		add(ftio.ModeWrite)
+		periodWrite.add(req)
 	} else {
-		add(ftio.ModeRead)
+		periodRead.add(req)
 	}
-	add(ftio.ModeBoth)
+	periodBoth.add(req)
+}
+
+// The evaluators observePeriod feeds, looked up once.
+var periodBoth, periodWrite, periodRead *periodState
+
+func (p *periodState) add(req pendingRequest) {
+	if len(p.pending) >= periodCapacity {
+		p.pending = append(p.pending[:0], p.pending[periodCapacity/4:]...)
+	}
+	p.pending = append(p.pending, req)
 }
 
 //export iopGoPeriod

@@ -32,21 +32,29 @@ type session struct {
 	files  map[uint32]string // C file ids already defined in the trace, with their paths
 	ctxs   map[uint32]uint64 // C context slots -> stable context ids
 	sym    *symbolizer
-	ops    []string // op code -> name
-	events uint64
-	bytes  uint64
-	ev     tracefmt.Event
+	ops    []string         // op code -> name
+	layers []tracefmt.Layer // op code -> layer
+	// The latest event's file and context: a loop's events repeat them,
+	// and entries of files and ctxs never change once made.
+	lastFile, lastSlot uint32
+	lastPath           string
+	lastCtx            uint64
+	events             uint64
+	bytes              uint64
+	ev                 tracefmt.Event
 }
 
 func newSession() *session {
 	s := &session{
-		files: make(map[uint32]string),
-		ctxs:  make(map[uint32]uint64),
-		sym:   newSymbolizer(),
-		ops:   make([]string, C.IOP_OP_MAX),
+		files:  make(map[uint32]string),
+		ctxs:   make(map[uint32]uint64),
+		sym:    newSymbolizer(),
+		ops:    make([]string, C.IOP_OP_MAX),
+		layers: make([]tracefmt.Layer, C.IOP_OP_MAX),
 	}
 	for i := range s.ops {
 		s.ops[i] = canonicalOp(C.GoString(C.iop_op_name(C.int(i))))
+		s.layers[i] = tracefmt.LayerOf(s.ops[i])
 	}
 	s.anchor = int64(C.iop_t0_mono)
 	if err := s.open(time.Unix(0, int64(C.iop_t0_unix))); err != nil {
@@ -165,25 +173,35 @@ func (s *session) write(c *batchEvent) error {
 		return s.w.Proc(tracefmt.Proc{Op: "exec", TimeNs: int64(c.start_ns) - s.anchor})
 	}
 	file := uint32(c.file)
-	path, known := s.files[file]
-	if file != 0 && !known {
-		path = C.GoString(C.iop_file_path(C.uint32_t(file)))
-		if err := s.w.File(tracefmt.File{ID: file, Path: path}); err != nil {
-			return err
+	path := s.lastPath
+	if file != s.lastFile || file == 0 {
+		var known bool
+		path, known = s.files[file]
+		if file != 0 && !known {
+			path = C.GoString(C.iop_file_path(C.uint32_t(file)))
+			if err := s.w.File(tracefmt.File{ID: file, Path: path}); err != nil {
+				return err
+			}
+			s.files[file] = path
 		}
-		s.files[file] = path
+		if file != 0 {
+			s.lastFile, s.lastPath = file, path
+		}
 	}
 	ctx := uint64(0)
-	if c.ctx != 0 {
+	if slot := uint32(c.ctx); slot != 0 && slot == s.lastSlot {
+		ctx = s.lastCtx
+	} else if slot != 0 {
 		var ok bool
-		if ctx, ok = s.ctxs[uint32(c.ctx)]; !ok {
-			def := s.context(uint32(c.ctx))
+		if ctx, ok = s.ctxs[slot]; !ok {
+			def := s.context(slot)
 			if err := s.w.Context(def); err != nil {
 				return err
 			}
 			ctx = def.ID
-			s.ctxs[uint32(c.ctx)] = ctx
+			s.ctxs[slot] = ctx
 		}
+		s.lastSlot, s.lastCtx = slot, ctx
 	}
 	e := &s.ev
 	*e = tracefmt.Event{
@@ -202,7 +220,7 @@ func (s *session) write(c *batchEvent) error {
 		Seq:     int64(c.seq),
 		Parent:  int64(c.parent),
 	}
-	e.Layer = tracefmt.LayerOf(e.Op)
+	e.Layer = s.layers[c.op]
 	s.events++
 	s.bytes += uint64(e.Bytes)
 	if err := s.w.Event(e); err != nil {

@@ -55,6 +55,14 @@ type Writer struct {
 	ctxIndex map[uint64]uint32 // context id -> per-trace index (1, 2, ...)
 	files    fileSet
 
+	// The latest event's context and operation, with what Event derives
+	// from them: a loop repeats both, and a context's index never changes.
+	lastCtx   uint64
+	lastIndex uint32
+	lastOp    string
+	lastData  bool // IsData(lastOp)
+	lastPOSIX bool // LayerOf(lastOp) == LayerPOSIX
+
 	// Delta state; reset at every frame.
 	prevStart int64
 	prevTid   int32
@@ -267,11 +275,14 @@ func (w *Writer) Event(e *Event) error {
 		return w.err
 	}
 	var ctx uint32
-	if e.Ctx != 0 {
+	if e.Ctx != 0 && e.Ctx == w.lastCtx {
+		ctx = w.lastIndex
+	} else if e.Ctx != 0 {
 		var ok bool
 		if ctx, ok = w.ctxIndex[e.Ctx]; !ok {
 			return fmt.Errorf("tracefmt: event uses context %d before its definition", e.Ctx)
 		}
+		w.lastCtx, w.lastIndex = e.Ctx, ctx
 	}
 	if e.FileID != 0 && !w.files.has(e.FileID) {
 		return fmt.Errorf("tracefmt: event uses file %d before its definition", e.FileID)
@@ -293,7 +304,10 @@ func (w *Writer) Event(e *Event) error {
 		b = strconv.AppendInt(b, int64(e.Tid), 10)
 		w.prevTid = e.Tid
 	}
-	data := IsData(e.Op)
+	if e.Op != w.lastOp || w.lastOp == "" {
+		w.lastOp, w.lastData, w.lastPOSIX = e.Op, IsData(e.Op), LayerOf(e.Op) == LayerPOSIX
+	}
+	data := w.lastData
 	if e.Size != 0 {
 		b = append(b, `,"s":`...)
 		b = strconv.AppendInt(b, e.Size, 10)
@@ -302,7 +316,7 @@ func (w *Writer) Event(e *Event) error {
 		b = append(b, `,"r":`...)
 		b = strconv.AppendInt(b, e.Ret, 10)
 	}
-	if want := expectedBytes(data, e.Op, e.Ret, e.Size); e.Bytes != want {
+	if want := expectedBytesIn(data, w.lastPOSIX, e.Ret, e.Size); e.Bytes != want {
 		b = append(b, `,"b":`...)
 		b = strconv.AppendInt(b, e.Bytes, 10)
 	}
@@ -357,10 +371,16 @@ func expectedRet(data bool, size int64) int64 {
 // moves what it returns (nothing on failure), a stdio or MPI-IO data call
 // what it asked for, any other call nothing.
 func expectedBytes(data bool, op string, ret, size int64) int64 {
+	return expectedBytesIn(data, LayerOf(op) == LayerPOSIX, ret, size)
+}
+
+// expectedBytesIn is expectedBytes with the layer test done: posix is
+// whether the call is a POSIX one.
+func expectedBytesIn(data, posix bool, ret, size int64) int64 {
 	if !data {
 		return 0
 	}
-	if LayerOf(op) == LayerPOSIX {
+	if posix {
 		if ret < 0 {
 			return 0
 		}
