@@ -54,12 +54,43 @@ type variant struct {
 func variants(tb testing.TB) []variant {
 	lib := library(tb)
 	dir := tb.TempDir()
-	return []variant{
+	vs := []variant{
 		{"bare", nil},
 		{"capture", []string{"LD_PRELOAD=" + lib, "IOPRED_DIR=" + dir}},
 		{"nocapture", []string{"LD_PRELOAD=" + lib, "IOPRED_DIR=" + dir, "IOPRED_CONTEXT_DEPTH=0"}},
 		{"traceonly", []string{"LD_PRELOAD=" + lib, "IOPRED_DIR=" + dir, "IOPRED_PREDICT=0"}},
 	}
+	if old := baseline(tb); old != "" {
+		vs = append(vs,
+			variant{"old-capture", []string{"LD_PRELOAD=" + old, "IOPRED_DIR=" + dir}},
+			variant{"old-traceonly", []string{"LD_PRELOAD=" + old, "IOPRED_DIR=" + dir, "IOPRED_PREDICT=0"}})
+	}
+	return vs
+}
+
+// baseline is IOPRED_BENCH_BASELINE: another build of the library (an
+// older commit's, say) that the benchmarks then run side by side with
+// build/libiopred.so, rounds interleaved, reporting its figures as old-*.
+// On a shared machine only such a comparison within one run is fair.
+func baseline(tb testing.TB) string {
+	old := os.Getenv("IOPRED_BENCH_BASELINE")
+	if old == "" {
+		return ""
+	}
+	if _, err := os.Stat(old); err != nil {
+		tb.Fatalf("IOPRED_BENCH_BASELINE: %v", err)
+	}
+	return old
+}
+
+// find returns the variant called name, or nil.
+func find(vs []variant, name string) *variant {
+	for i := range vs {
+		if vs[i].name == name {
+			return &vs[i]
+		}
+	}
+	return nil
 }
 
 func run(tb testing.TB, env []string, prog string, args ...string) string {
@@ -105,6 +136,10 @@ func BenchmarkCallOverhead(b *testing.B) {
 			b.ReportMetric(median(med["traceonly"])-bare, "traceonly-extra-ns/call")
 			b.ReportMetric(median(med["capture"])/bare, "capture-ratio")
 			b.ReportMetric(median(med["nocapture"])/bare, "nocapture-ratio")
+			if find(vs, "old-capture") != nil {
+				b.ReportMetric(median(med["old-capture"])-bare, "old-capture-extra-ns/call")
+				b.ReportMetric(median(med["old-traceonly"])-bare, "old-traceonly-extra-ns/call")
+			}
 		})
 	}
 }
@@ -215,16 +250,23 @@ func BenchmarkStartup(b *testing.B) {
 	for _, name := range []string{"noio.c", "oneio.c"} {
 		prog := compile(b, name)
 		b.Run(strings.TrimSuffix(name, ".c"), func(b *testing.B) {
-			var bare, lib time.Duration
+			old := find(vs, "old-capture")
+			var bare, lib, oldLib time.Duration
 			for i := 0; i < b.N; i++ {
 				for round := 0; round < 5; round++ {
 					bare += startupTime(b, vs[0].env, prog, 20)
 					lib += startupTime(b, vs[1].env, prog, 20)
+					if old != nil {
+						oldLib += startupTime(b, old.env, prog, 20)
+					}
 				}
 			}
 			n := float64(5 * b.N)
 			b.ReportMetric(float64(bare)/n/1e3, "bare-us")
 			b.ReportMetric(float64(lib-bare)/n/1e3, "extra-us")
+			if old != nil {
+				b.ReportMetric(float64(oldLib-bare)/n/1e3, "old-extra-us")
+			}
 		})
 	}
 }
@@ -235,15 +277,25 @@ func BenchmarkStartup(b *testing.B) {
 func BenchmarkMemory(b *testing.B) {
 	vs := variants(b)
 	prog := compile(b, "iosleep.c")
+	old := find(vs, "old-capture")
 	extra := map[string]float64{}
 	for i := 0; i < b.N; i++ {
 		bare, lib := memory(b, vs[0].env, prog), memory(b, vs[1].env, prog)
 		for k := range bare {
 			extra[k] += lib[k] - bare[k]
 		}
+		if old != nil {
+			for k, v := range memory(b, old.env, prog) {
+				extra["old-"+k] += v - bare[k]
+			}
+		}
 	}
 	for k, v := range extra {
-		b.ReportMetric(v/float64(b.N)/1024, "extra-"+k+"-MiB")
+		name := "extra-" + k + "-MiB"
+		if rest, ok := strings.CutPrefix(k, "old-"); ok {
+			name = "old-extra-" + rest + "-MiB"
+		}
+		b.ReportMetric(v/float64(b.N)/1024, name)
 	}
 }
 
