@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/bits"
+	"slices"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -44,13 +46,14 @@ const denseIDs = 1 << 16
 // It is not safe for concurrent use; the preload library calls it from one
 // goroutine.
 type Writer struct {
-	w      io.Writer
-	opt    WriterOptions
-	enc    *zstd.Encoder
-	buf    []byte // the open frame, uncompressed
-	out    []byte // the compressed frame being written
-	opened time.Time
-	err    error
+	w       io.Writer
+	opt     WriterOptions
+	enc     *zstd.Encoder
+	buf     []byte // the open frame, uncompressed
+	scratch []byte // a record's body being encoded
+	out     []byte // the compressed frame being written
+	opened  time.Time
+	err     error
 
 	ctxIndex map[uint64]uint32 // context id -> per-trace index (1, 2, ...)
 	files    fileSet
@@ -120,11 +123,7 @@ func (w *Writer) Context(c Context) error {
 	if c.Frames == nil {
 		c.Frames = []Frame{}
 	}
-	rec := struct {
-		Index uint32 `json:"i"`
-		Context
-	}{idx, c}
-	if err := w.record(KindContext, rec); err != nil {
+	if err := w.record(KindContext, indexedContext{idx, c}); err != nil {
 		return err
 	}
 	w.ctxIndex[c.ID] = idx
@@ -163,10 +162,12 @@ func (w *Writer) Close(f Footer) error {
 	if w.err != nil {
 		return w.err
 	}
-	if _, err := json.Marshal(f.Model); err != nil {
-		// A model summary that JSON cannot hold (a NaN, say) must not
-		// cost the trace its footer.
-		f.Model = map[string]any{"error": err.Error()}
+	if !plainModel(f.Model) {
+		if _, err := json.Marshal(f.Model); err != nil {
+			// A model summary that JSON cannot hold (a NaN, say) must not
+			// cost the trace its footer.
+			f.Model = map[string]any{"error": err.Error()}
+		}
 	}
 	if err := w.record(KindFooter, f); err != nil {
 		return err
@@ -247,12 +248,23 @@ func (w *Writer) endRecord() error {
 	return nil
 }
 
-// record appends a non-event record, marshalled by encoding/json, with the
-// kind spliced in as the first key.
+// indexedContext is a context record: the context with its index.
+type indexedContext struct {
+	Index uint32 `json:"i"`
+	Context
+}
+
+// record appends a non-event record, as encoding/json marshals it, with
+// the kind spliced in as the first key.
 func (w *Writer) record(k Kind, v any) error {
-	body, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Errorf("tracefmt: encoding %s record: %w", kindName(k), err)
+	body, ok := appendBody(w.scratch[:0], v)
+	if ok {
+		w.scratch = body
+	} else {
+		var err error
+		if body, err = json.Marshal(v); err != nil {
+			return fmt.Errorf("tracefmt: encoding %s record: %w", kindName(k), err)
+		}
 	}
 	w.startRecord()
 	w.buf = append(w.buf, `{"k":"`...)
@@ -576,4 +588,212 @@ func xxh64(b []byte) uint64 {
 	h *= p3
 	h ^= h >> 32
 	return h
+}
+
+// The writer's records are few but the first use of encoding/json's
+// reflection for each type cost a short-lived process about half a
+// millisecond: appendBody writes the records the writer makes exactly as
+// encoding/json would (TestAppendBodyAsJSON compares the two), and leaves
+// anything unusual to encoding/json.
+
+// appendBody appends the JSON object v, byte for byte as json.Marshal
+// writes it, when v is a record of this package that it knows how to
+// write; ok is false otherwise.
+func appendBody(b []byte, v any) (_ []byte, ok bool) {
+	switch r := v.(type) {
+	case Header:
+		b = append(b, `{"v":`...)
+		b = strconv.AppendInt(b, int64(r.Version), 10)
+		b = append(b, `,"prog":`...)
+		b = appendJSONString(b, r.Program)
+		if len(r.Args) > 0 {
+			b = append(b, `,"args":[`...)
+			for i, a := range r.Args {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = appendJSONString(b, a)
+			}
+			b = append(b, ']')
+		}
+		b = append(b, `,"host":`...)
+		b = appendJSONString(b, r.Host)
+		b = append(b, `,"pid":`...)
+		b = strconv.AppendInt(b, int64(r.PID), 10)
+		b = append(b, `,"ppid":`...)
+		b = strconv.AppendInt(b, int64(r.PPID), 10)
+		b = append(b, `,"rank":`...)
+		if r.Rank == nil {
+			b = append(b, "null"...)
+		} else {
+			b = strconv.AppendInt(b, int64(*r.Rank), 10)
+		}
+		b = append(b, `,"t0_unix_ns":`...)
+		b = strconv.AppendInt(b, r.StartUnixNs, 10)
+		b = append(b, `,"t0_mono_ns":`...)
+		b = strconv.AppendInt(b, r.StartMonoNs, 10)
+		b = append(b, `,"ctx_depth":`...)
+		b = strconv.AppendInt(b, int64(r.ContextDepth), 10)
+		b = append(b, `,"lib":`...)
+		b = appendJSONString(b, r.Library)
+		return append(b, '}'), true
+	case File:
+		b = append(b, `{"id":`...)
+		b = strconv.AppendUint(b, uint64(r.ID), 10)
+		b = append(b, `,"path":`...)
+		b = appendJSONString(b, r.Path)
+		return append(b, '}'), true
+	case indexedContext:
+		b = append(b, `{"i":`...)
+		b = strconv.AppendUint(b, uint64(r.Index), 10)
+		b = append(b, `,"id":`...)
+		b = strconv.AppendUint(b, r.ID, 10)
+		b = append(b, `,"frames":`...)
+		if r.Frames == nil {
+			b = append(b, "null"...)
+		} else {
+			b = append(b, '[')
+			for i, f := range r.Frames {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = append(b, `{"mod":`...)
+				b = appendJSONString(b, f.Module)
+				b = append(b, `,"off":`...)
+				b = strconv.AppendUint(b, f.Offset, 10)
+				if f.Function != "" {
+					b = append(b, `,"fn":`...)
+					b = appendJSONString(b, f.Function)
+				}
+				b = append(b, '}')
+			}
+			b = append(b, ']')
+		}
+		return append(b, '}'), true
+	case Proc:
+		b = append(b, `{"op":`...)
+		b = appendJSONString(b, r.Op)
+		b = append(b, `,"t":`...)
+		b = strconv.AppendInt(b, r.TimeNs, 10)
+		if r.Child != 0 {
+			b = append(b, `,"child":`...)
+			b = strconv.AppendInt(b, int64(r.Child), 10)
+		}
+		if r.Path != "" {
+			b = append(b, `,"path":`...)
+			b = appendJSONString(b, r.Path)
+		}
+		if r.Status != 0 {
+			b = append(b, `,"status":`...)
+			b = strconv.AppendInt(b, int64(r.Status), 10)
+		}
+		return append(b, '}'), true
+	case Footer:
+		if !plainModel(r.Model) {
+			return b, false
+		}
+		b = append(b, `{"reason":`...)
+		b = appendJSONString(b, r.Reason)
+		b = append(b, `,"t":`...)
+		b = strconv.AppendInt(b, r.EndNs, 10)
+		b = append(b, `,"events":`...)
+		b = strconv.AppendUint(b, r.Events, 10)
+		b = append(b, `,"bytes":`...)
+		b = strconv.AppendUint(b, r.Bytes, 10)
+		b = append(b, `,"dropped":`...)
+		b = strconv.AppendUint(b, r.Dropped, 10)
+		if len(r.Model) > 0 {
+			b = append(b, `,"model":{`...)
+			keys := make([]string, 0, len(r.Model))
+			for k := range r.Model {
+				keys = append(keys, k)
+			}
+			slices.Sort(keys)
+			for i, k := range keys {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = appendJSONString(b, k)
+				b = append(b, ':')
+				b = appendPlain(b, r.Model[k])
+			}
+			b = append(b, '}')
+		}
+		return append(b, '}'), true
+	}
+	return b, false
+}
+
+// plainModel reports whether appendPlain writes every value of m: nil,
+// booleans, strings, integers and finite floats.
+func plainModel(m map[string]any) bool {
+	for _, v := range m {
+		switch x := v.(type) {
+		case nil, bool, string, int, int32, int64, uint, uint32, uint64:
+		case float64:
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// appendPlain appends a value plainModel accepts, as encoding/json does.
+func appendPlain(b []byte, v any) []byte {
+	switch x := v.(type) {
+	case nil:
+		return append(b, "null"...)
+	case bool:
+		return strconv.AppendBool(b, x)
+	case string:
+		return appendJSONString(b, x)
+	case int:
+		return strconv.AppendInt(b, int64(x), 10)
+	case int32:
+		return strconv.AppendInt(b, int64(x), 10)
+	case int64:
+		return strconv.AppendInt(b, x, 10)
+	case uint:
+		return strconv.AppendUint(b, uint64(x), 10)
+	case uint32:
+		return strconv.AppendUint(b, uint64(x), 10)
+	case uint64:
+		return strconv.AppendUint(b, x, 10)
+	case float64:
+		// encoding/json's float64 format: shortest representation, in
+		// exponent form below 1e-6 and from 1e21, with a two-digit
+		// negative exponent shortened ("e-07" becomes "e-7").
+		format := byte('f')
+		if a := math.Abs(x); a != 0 && (a < 1e-6 || a >= 1e21) {
+			format = 'e'
+		}
+		b = strconv.AppendFloat(b, x, format, -1, 64)
+		if format == 'e' {
+			if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+				b[n-2] = b[n-1]
+				b = b[:n-1]
+			}
+		}
+		return b
+	}
+	panic("tracefmt: appendPlain of a value plainModel refuses")
+}
+
+// appendJSONString appends s quoted as encoding/json quotes it: printable
+// ASCII other than the quote, the backslash and the HTML characters <, >
+// and & is copied; a string with anything else goes through
+// encoding/json.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
