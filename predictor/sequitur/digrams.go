@@ -61,9 +61,33 @@ func (d *digramIndex) set(k uint64, node int32) {
 	}
 }
 
-// del forgets k, moving back the entries of its probe run so that no
-// lookup stops early at the hole.
-func (d *digramIndex) del(k uint64) {
+// getOrSet returns the node indexed for k, or indexes node for k and
+// reports that none was: one probe where get and set would take two.
+func (d *digramIndex) getOrSet(k uint64, node int32) (int32, bool) {
+	if 4*(d.n+1) > 3*len(d.slots) {
+		d.grow()
+	}
+	mask := len(d.slots) - 1
+	for i := d.home(k); ; i = (i + 1) & mask {
+		s := &d.slots[i]
+		if s.node < 0 {
+			*s = digramSlot{k, node}
+			d.n++
+			return 0, false
+		}
+		if s.key == k {
+			return s.node, true
+		}
+	}
+}
+
+// del forgets k.
+func (d *digramIndex) del(k uint64) { d.delIf(k, -1) }
+
+// delIf forgets k if the node indexed for it is node, or whatever it is
+// when node < 0. The entries of the probe run after it move back, so that
+// no lookup stops early at the hole.
+func (d *digramIndex) delIf(k uint64, node int32) {
 	if d.n == 0 {
 		return
 	}
@@ -75,6 +99,9 @@ func (d *digramIndex) del(k uint64) {
 			return
 		}
 		if s.key == k {
+			if node >= 0 && s.node != node {
+				return
+			}
 			break
 		}
 		i = (i + 1) & mask

@@ -24,7 +24,7 @@ func TestDigramIndexAsMap(t *testing.T) {
 	}
 	for step := 0; step < 200000; step++ {
 		k := keys[rng.Intn(len(keys))]
-		switch rng.Intn(3) {
+		switch rng.Intn(5) {
 		case 0:
 			v := int32(rng.Intn(1 << 20))
 			d.set(k, v)
@@ -32,6 +32,25 @@ func TestDigramIndexAsMap(t *testing.T) {
 		case 1:
 			d.del(k)
 			delete(ref, k)
+		case 2:
+			v := int32(rng.Intn(1 << 20))
+			got, found := d.getOrSet(k, v)
+			want, wok := ref[k]
+			if found != wok || (found && got != want) {
+				t.Fatalf("step %d: getOrSet(%#x) = %d, %v; map has %d, %v", step, k, got, found, want, wok)
+			}
+			if !wok {
+				ref[k] = v
+			}
+		case 3:
+			v := ref[k]
+			if rng.Intn(2) == 0 {
+				v = int32(rng.Intn(1 << 20))
+			}
+			d.delIf(k, v)
+			if w, ok := ref[k]; ok && w == v {
+				delete(ref, k)
+			}
 		}
 		got, ok := d.get(k)
 		want, wok := ref[k]

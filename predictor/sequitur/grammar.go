@@ -200,10 +200,7 @@ func (g *Grammar) deleteDigram(n int32) {
 	if nd.guard || nd.next == nilNode || g.nodes[nd.next].guard {
 		return
 	}
-	k := g.keyAt(n)
-	if m, ok := g.digrams.get(k); ok && m == n {
-		g.digrams.del(k)
-	}
+	g.digrams.delIf(g.keyAt(n), n)
 }
 
 // join links left to right, forgetting left's old digram. Runs of three
@@ -248,10 +245,8 @@ func (g *Grammar) check(n int32) bool {
 	if nd.guard || g.nodes[nd.next].guard {
 		return false
 	}
-	k := g.keyAt(n)
-	m, ok := g.digrams.get(k)
+	m, ok := g.digrams.getOrSet(g.keyAt(n), n)
 	if !ok {
-		g.digrams.set(k, n)
 		return false
 	}
 	if m == n {
