@@ -84,9 +84,11 @@ func (s *session) open(now time.Time) error {
 		host = host[:i]
 	}
 	rank := rankFromEnv()
-	base := fmt.Sprintf("%s.%s.%d", filepath.Base(exe), host, os.Getpid())
+	// Concatenation rather than fmt: fmt's first use costs a short-lived
+	// process more than the name is worth.
+	base := filepath.Base(exe) + "." + host + "." + strconv.Itoa(os.Getpid())
 	if rank != nil {
-		base += fmt.Sprintf(".r%d", *rank)
+		base += ".r" + strconv.Itoa(*rank)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("cannot create trace directory: %w", err)
