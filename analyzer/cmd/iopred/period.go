@@ -9,13 +9,14 @@ import (
 
 	"iopred/analyzer/ftio"
 	"iopred/analyzer/ftio/ftioplot"
+	"iopred/analyzer/job"
 	"iopred/tracefmt"
 )
 
 func init() {
 	register(&command{
 		name:    "period",
-		usage:   "[--mode write|read|both] [--fs HZ] [--tol X] [--json] [--online] [--per-process] [--plot OUT.svg|.png|.html] TRACE|DIR...",
+		usage:   "[--mode write|read|both] [--fs HZ] [--tol X] [--json] [--online] [--per-process | --job] [--plot OUT.svg|.png|.html] TRACE|DIR...",
 		summary: "FTIO periodicity of the I/O (iopred traces or FTIO's JSON, JSON lines, MessagePack)",
 		run:     runPeriod,
 	})
@@ -34,6 +35,7 @@ func runPeriod(args []string, stdout, stderr io.Writer) error {
 	online := fs.Bool("online", false, "replay the trace as if it grew, predicting at the end of every I/O phase")
 	perProcess := fs.Bool("per-process", false, "analyse every trace file on its own instead of merging them into the application's signal")
 	plot := fs.String("plot", "", "write the signal and the spectrum to `FILE` (.svg, .png or .html)")
+	jobView := fs.Bool("job", false, "analyse an MPI job's signal as its job summary does: the ranks' bytes on one time grid, FTIO at several resolutions, the period checked against its multiples (--fs, --average, --tol do not apply)")
 	paths, err := parseFlagsAnywhere(fs, args)
 	if err != nil {
 		return err
@@ -52,6 +54,9 @@ func runPeriod(args []string, stdout, stderr io.Writer) error {
 	var modes []string
 	if *ftioModes != "" {
 		modes = strings.Split(*ftioModes, ",")
+	}
+	if *jobView {
+		return runPeriodJob(paths, mode, *asJSON, *plot, stdout, stderr)
 	}
 	srcs, err := ftio.FileSources(paths, mode, modes)
 	if err != nil {
@@ -171,4 +176,63 @@ func runPeriodOnline(srcs []ftio.Source, opt ftio.Options, asJSON bool, stdout i
 		}
 	}
 	return nil
+}
+
+// runPeriodJob prints the period of an MPI job's signal as the job
+// summary finds it (job.Period), from the ranks' traces.
+func runPeriodJob(paths []string, mode ftio.Mode, asJSON bool, plot string, stdout, stderr io.Writer) error {
+	traces, err := tracefmt.Discover(paths...)
+	if err != nil {
+		return err
+	}
+	sum, warnings, readErr := job.FromTraces(traces)
+	for _, w := range warnings {
+		fmt.Fprintf(stderr, "iopred period: warning: %s\n", w)
+	}
+	if sum == nil {
+		return readErr
+	}
+	p := map[ftio.Mode]*job.Period{ftio.ModeWrite: sum.Period.Write, ftio.ModeRead: sum.Period.Read, ftio.ModeBoth: sum.Period.Both}[mode]
+	if p == nil {
+		return fmt.Errorf("the job has no %s requests", mode)
+	}
+	if plot != "" {
+		if err := ftioplot.Plot(plot, p.Result); err != nil {
+			return err
+		}
+	}
+	if asJSON {
+		if err := json.NewEncoder(stdout).Encode(p); err != nil {
+			return err
+		}
+		return readErr
+	}
+	if err := ftio.WriteText(stdout, p.Result); err != nil {
+		return err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "resolutions (%d agree):", p.Agreeing)
+	for _, r := range p.Resolutions {
+		if r.PeriodS == nil {
+			fmt.Fprintf(&b, "  %.4g Hz none", r.Fs)
+		} else {
+			fmt.Fprintf(&b, "  %.4g Hz %.6g s", r.Fs, *r.PeriodS)
+		}
+	}
+	b.WriteString("\nautocorrelation at 1 to 4 of FTIO's periods:")
+	for _, c := range p.Autocorrelation {
+		if c == nil {
+			b.WriteString(" -")
+		} else {
+			fmt.Fprintf(&b, " %.3f", *c)
+		}
+	}
+	if p.Multiple > 1 {
+		fmt.Fprintf(&b, "; the signal repeats at %d times FTIO's period, which is its harmonic", p.Multiple)
+	}
+	b.WriteString("\n")
+	if _, err := io.WriteString(stdout, b.String()); err != nil {
+		return err
+	}
+	return readErr
 }

@@ -173,3 +173,52 @@ func TestPeriodPerProcess(t *testing.T) {
 		}
 	}
 }
+
+// TestPeriodJob proves `period --job` on a job's traces gives the period
+// the job summary holds (iopred summary prints the same), and that it is
+// the generator's mean iteration length.
+func TestPeriodJob(t *testing.T) {
+	dir := t.TempDir()
+	var out, errb bytes.Buffer
+	if code := runMain([]string{"synth", "-o", dir, "--procs", "4", "--iterations", "15", "--compute", "6", "--delay", "0.05"}, &out, &errb); code != 0 {
+		t.Fatalf("synth exit %d: %s", code, errb.String())
+	}
+	var mean float64
+	if i := strings.Index(out.String(), "(the period to find) "); i >= 0 {
+		json.Unmarshal([]byte(strings.Fields(out.String()[i+len("(the period to find) "):])[0]), &mean)
+	}
+	out.Reset()
+	if code := runMain([]string{"period", "--job", "--json", dir}, &out, &errb); code != 0 {
+		t.Fatalf("period --job exit %d: %s", code, errb.String())
+	}
+	var got struct {
+		PeriodS  *float64 `json:"period_s"`
+		Agreeing int      `json:"resolutions_agreeing"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if mean == 0 || got.PeriodS == nil || math.Abs(*got.PeriodS-mean)/mean > 0.05 {
+		t.Fatalf("job period %v, generated mean iteration %g", got.PeriodS, mean)
+	}
+	out.Reset()
+	if code := runMain([]string{"summary", "--json", dir}, &out, &errb); code != 0 {
+		t.Fatalf("summary exit %d: %s", code, errb.String())
+	}
+	var sum struct {
+		Job struct {
+			Ranks  int `json:"ranks"`
+			Period struct {
+				Write struct {
+					PeriodS *float64 `json:"period_s"`
+				} `json:"write"`
+			} `json:"period"`
+		} `json:"job"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &sum); err != nil {
+		t.Fatal(err)
+	}
+	if p := sum.Job.Period.Write.PeriodS; sum.Job.Ranks != 4 || p == nil || *p != *got.PeriodS {
+		t.Errorf("summary's job: %d ranks, period %v; period --job: %v", sum.Job.Ranks, p, *got.PeriodS)
+	}
+}
