@@ -21,16 +21,33 @@ import (
 // jobBuilder condenses the process's events into its part of the job
 // summary that the ranks merge at MPI_Finalize (mpiio.c, job_at_finalize).
 // Only the consumer thread and callers holding the drain mutex touch it.
+//
+// A process is taken for an MPI rank from its first event when the
+// launcher gave its rank (the trace header has it), else from its first
+// MPI call: a program that never calls MPI pays nothing for the job
+// summary. Offline, job.FromTraces reads the traces that carry a rank,
+// from their first event, as the library did.
 var jobBuilder *job.Builder
 
-func observeJob(e *tracefmt.Event) { jobPart().Add(e) }
+// jobHeader is the trace's header, for a builder started later.
+var jobHeader tracefmt.Header
 
-func jobPart() *job.Builder {
-	if jobBuilder == nil {
-		exe, _ := os.Executable()
-		jobBuilder = job.NewBuilder(tracefmt.Header{Program: exe, StartUnixNs: int64(C.iop_t0_unix)})
+// startJob starts the builder with the trace when the rank is known.
+func startJob(h tracefmt.Header) {
+	jobHeader = h
+	if h.Rank != nil {
+		jobBuilder = job.NewBuilder(h)
 	}
-	return jobBuilder
+}
+
+func observeJob(e *tracefmt.Event) {
+	if jobBuilder == nil {
+		if e.Layer != tracefmt.LayerMPIIO {
+			return
+		}
+		jobBuilder = job.NewBuilder(jobHeader)
+	}
+	jobBuilder.Add(e)
 }
 
 // cBytes copies b into C memory the caller frees.
@@ -70,7 +87,10 @@ func iopGoJobStart(rank C.int) (ok C.int) {
 	if ran {
 		steps, score = model.ContextScore()
 	}
-	jobCurrent = jobPart().Partial(int(rank), ran, steps, score)
+	if jobBuilder == nil { // no MPI call recorded before MPI_Finalize: a rank without I/O
+		jobBuilder = job.NewBuilder(jobHeader)
+	}
+	jobCurrent = jobBuilder.Partial(int(rank), ran, steps, score)
 	return 1
 }
 

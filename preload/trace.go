@@ -131,6 +131,7 @@ func (s *session) open(now time.Time) error {
 		return err
 	}
 	s.f, s.w = f, w
+	startJob(hdr)
 	return nil
 }
 
