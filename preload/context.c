@@ -142,3 +142,93 @@ IOP_HIDDEN int iop_module_of(uintptr_t pc, char *path, int cap, uintptr_t *bias)
   *bias = q.bias;
   return q.found;
 }
+
+/* ---- names from a loaded module's dynamic symbol table ----
+ * A stripped module (libc, the MPI libraries) has only its dynamic
+ * symbols, and the dynamic loader has them mapped already: looking a name
+ * up there reads no file and touches no new memory. The lookup runs inside
+ * dl_iterate_phdr's callback, which holds the loader's list lock, so the
+ * module cannot be unloaded meanwhile (dladdr would take the loader's
+ * main lock instead, which a thread running a dlopen'd constructor holds
+ * while it may wait for this consumer). */
+
+struct dynsym_query {
+  uintptr_t pc;
+  char *name;
+  int cap;
+  int found; /* 1: the module holds pc; 2: and a function symbol too */
+};
+
+/* dynsym_count is the number of entries of the dynamic symbol table,
+ * from the ELF hash table or, with only a GNU hash table, from its last
+ * chain. */
+static size_t dynsym_count(const ElfW(Word) *hash, const uint32_t *gnu) {
+  if (hash) return hash[1]; /* nchain */
+  if (!gnu) return 0;
+  uint32_t nbuckets = gnu[0], symoffset = gnu[1], bloom = gnu[2];
+  const uint32_t *buckets = (const uint32_t *)((const ElfW(Addr) *)(gnu + 4) + bloom);
+  const uint32_t *chains = buckets + nbuckets;
+  uint32_t last = 0;
+  for (uint32_t b = 0; b < nbuckets; b++)
+    if (buckets[b] > last) last = buckets[b];
+  if (last < symoffset) return symoffset;
+  while (!(chains[last - symoffset] & 1)) last++;
+  return (size_t)last + 1;
+}
+
+static int dynsym_cb(struct dl_phdr_info *info, size_t size, void *data) {
+  (void)size;
+  struct dynsym_query *q = data;
+  const ElfW(Dyn) *dyn = NULL;
+  int holds = 0;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+    if (ph->p_type == PT_LOAD && q->pc >= lo && q->pc < lo + ph->p_memsz) holds = 1;
+    if (ph->p_type == PT_DYNAMIC) dyn = (const ElfW(Dyn) *)(info->dlpi_addr + ph->p_vaddr);
+  }
+  if (!holds) return 0;
+  q->found = 1;
+  if (!dyn) return 1;
+  const ElfW(Sym) *syms = NULL;
+  const char *strs = NULL;
+  size_t strsz = 0;
+  const ElfW(Word) *hash = NULL;
+  const uint32_t *gnu = NULL;
+  /* The loader has relocated these entries to addresses, except on a few
+   * architectures; x86-64 is not one of them. */
+  for (const ElfW(Dyn) *d = dyn; d->d_tag != DT_NULL; d++) {
+    switch (d->d_tag) {
+    case DT_SYMTAB: syms = (const ElfW(Sym) *)d->d_un.d_ptr; break;
+    case DT_STRTAB: strs = (const char *)d->d_un.d_ptr; break;
+    case DT_STRSZ: strsz = d->d_un.d_val; break;
+    case DT_HASH: hash = (const ElfW(Word) *)d->d_un.d_ptr; break;
+    case DT_GNU_HASH: gnu = (const uint32_t *)d->d_un.d_ptr; break;
+    }
+  }
+  size_t n = dynsym_count(hash, gnu);
+  if (!syms || !strs || n == 0) return 1;
+  uintptr_t vaddr = q->pc - info->dlpi_addr;
+  const ElfW(Sym) *best = NULL;
+  for (size_t i = 1; i < n; i++) { /* entry 0 is reserved */
+    const ElfW(Sym) *s = &syms[i];
+    if (ELF64_ST_TYPE(s->st_info) != STT_FUNC || s->st_value == 0 || s->st_name >= strsz) continue;
+    if (s->st_value <= vaddr && (!best || s->st_value > best->st_value)) best = s;
+  }
+  if (best && vaddr < best->st_value + (best->st_size ? best->st_size : 1)) {
+    strncpy(q->name, strs + best->st_name, (size_t)q->cap - 1);
+    q->name[q->cap - 1] = 0;
+    q->found = 2;
+  }
+  return 1;
+}
+
+/* iop_dynsym_name writes the name of the dynamic function symbol holding
+ * pc into name; it returns 0 when no loaded module holds pc, 1 when one
+ * does but no dynamic function symbol covers it, 2 with a name. */
+IOP_HIDDEN int iop_dynsym_name(uintptr_t pc, char *name, int cap) {
+  struct dynsym_query q = {pc, name, cap, 0};
+  name[0] = 0;
+  dl_iterate_phdr(dynsym_cb, &q);
+  return q.found;
+}

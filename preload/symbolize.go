@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"cmp"
-	"debug/elf"
 	"encoding/binary"
 	"hash/fnv"
 	"os"
@@ -23,7 +22,11 @@ type symbolizer struct {
 }
 
 type moduleSyms struct {
-	tables []symTable
+	// dynamicOnly: the module has no full symbol table, only the dynamic
+	// one, which is looked up where the loader mapped it (iop_dynsym_name)
+	// instead of read from the file.
+	dynamicOnly bool
+	tables      []symTable
 	// funcs is built, sorted by start, once the module has had
 	// sortAfterLookups lookups: the first few scan the raw tables, which
 	// is far cheaper for a short process than sorting thousands of symbols.
@@ -31,11 +34,10 @@ type moduleSyms struct {
 	lookups int
 }
 
-// symTable is a raw ELF symbol table with the string table its names
-// point into.
+// symTable is a raw ELF symbol table (little-endian Elf64_Sym entries)
+// with the string table its names point into.
 type symTable struct {
 	syms, strs []byte
-	order      binary.ByteOrder
 }
 
 const sortAfterLookups = 8
@@ -50,11 +52,12 @@ type funcSym struct {
 // before the dynamic one's.
 func (m *moduleSyms) each(fn func(funcSym)) {
 	for t, tab := range m.tables {
-		for off := 24; off+24 <= len(tab.syms); off += 24 { // entry 0 is reserved
-			ent := tab.syms[off : off+24]
-			name, info := tab.order.Uint32(ent[0:]), ent[4]
-			value, size := tab.order.Uint64(ent[8:]), tab.order.Uint64(ent[16:])
-			if elf.ST_TYPE(info) != elf.STT_FUNC || value == 0 || int(name) >= len(tab.strs) {
+		le := binary.LittleEndian
+		for off := symSize; off+symSize <= len(tab.syms); off += symSize { // entry 0 is reserved
+			ent := tab.syms[off : off+symSize]
+			name, info := le.Uint32(ent[0:]), ent[4]
+			value, size := le.Uint64(ent[8:]), le.Uint64(ent[16:])
+			if info&0xf != sttFunc || value == 0 || int(name) >= len(tab.strs) {
 				continue
 			}
 			end := value + size
@@ -112,16 +115,25 @@ func (s *symbolizer) frame(pc uintptr) tracefmt.Frame {
 	off := uint64(pc - bias)
 	f := tracefmt.Frame{Module: path, Offset: off}
 	// A return address points after the call: look up the call itself.
-	f.Function = s.lookup(path, off-1)
+	if s.module(path).dynamicOnly {
+		f.Function = dynsymName(pc - 1)
+	} else {
+		f.Function = s.lookup(path, off-1)
+	}
 	return f
 }
 
-func (s *symbolizer) lookup(path string, vaddr uint64) string {
+func (s *symbolizer) module(path string) *moduleSyms {
 	m, ok := s.modules[path]
 	if !ok {
 		m = loadSyms(path)
 		s.modules[path] = m
 	}
+	return m
+}
+
+func (s *symbolizer) lookup(path string, vaddr uint64) string {
+	m := s.module(path)
 	f, ok := m.find(vaddr)
 	if !ok {
 		return ""
@@ -136,32 +148,48 @@ func (s *symbolizer) lookup(path string, vaddr uint64) string {
 // loadSyms reads a module's symbol tables (the full one where the module
 // has it, and the dynamic one) as raw bytes, without making a string of
 // every name: this runs in the traced process, and libc alone has
-// thousands of symbols.
+// thousands of symbols. A module without a full table (a stripped
+// library) is marked dynamicOnly and nothing is read: the loaded copy of
+// its dynamic table serves.
 func loadSyms(path string) *moduleSyms {
+	return readSyms(path, true)
+}
+
+// readSyms is loadSyms; with inMemory false it reads a stripped module's
+// dynamic table from the file too (for tests comparing both).
+func readSyms(path string, inMemory bool) *moduleSyms {
 	m := &moduleSyms{}
 	file, err := openPrivateFile(path)
 	if err != nil {
 		return m
 	}
 	defer file.Close()
-	f, err := elf.NewFile(file)
-	if err != nil || f.Class != elf.ELFCLASS64 {
+	st, err := file.Stat()
+	if err != nil {
 		return m
 	}
-	for _, typ := range []elf.SectionType{elf.SHT_SYMTAB, elf.SHT_DYNSYM} {
-		sec := f.SectionByType(typ)
-		if sec == nil || int(sec.Link) >= len(f.Sections) {
+	secs, err := elfSections(file)
+	if err != nil {
+		return m
+	}
+	if _, full := sectionOfType(secs, shtSymtab); inMemory && !full {
+		m.dynamicOnly = true
+		return m
+	}
+	for _, typ := range []uint32{shtSymtab, shtDynsym} {
+		sec, ok := sectionOfType(secs, typ)
+		if !ok || int(sec.link) >= len(secs) {
 			continue
 		}
-		syms, err := sec.Data()
+		syms, err := sec.data(file, st.Size())
 		if err != nil {
 			continue
 		}
-		strs, err := f.Sections[sec.Link].Data()
+		strs, err := secs[sec.link].data(file, st.Size())
 		if err != nil {
 			continue
 		}
-		m.tables = append(m.tables, symTable{syms: syms, strs: strs, order: f.ByteOrder})
+		m.tables = append(m.tables, symTable{syms: syms, strs: strs})
 	}
 	return m
 }

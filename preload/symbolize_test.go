@@ -4,6 +4,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"iopred/tracefmt"
@@ -53,7 +55,7 @@ func TestLoadSyms(t *testing.T) {
 // table: both give the same function for every address tried in libc.
 func TestSymbolScanMatchesSorted(t *testing.T) {
 	const libc = "/lib/x86_64-linux-gnu/libc.so.6"
-	scan, sorted := loadSyms(libc), loadSyms(libc)
+	scan, sorted := readSyms(libc, false), readSyms(libc, false)
 	if len(scan.tables) == 0 {
 		t.Skipf("no symbols read from %s", libc)
 	}
@@ -90,5 +92,89 @@ func TestContextIDStable(t *testing.T) {
 	}
 	if id := contextID(a); id >= 1<<53 || id == 0 {
 		t.Errorf("id %d outside 1..2^53", id)
+	}
+}
+
+// A stripped library's names come from its loaded dynamic symbol table:
+// for every dynamic function of libc (loaded in this test process), the
+// in-memory lookup gives the name the file's table gives, at its first
+// and last byte.
+func TestDynsymMatchesFile(t *testing.T) {
+	const libc = "/lib/x86_64-linux-gnu/libc.so.6"
+	if m := loadSyms(libc); !m.dynamicOnly {
+		t.Skipf("%s has a full symbol table: its names come from the file", libc)
+	}
+	file := readSyms(libc, false)
+	if len(file.tables) == 0 {
+		t.Fatalf("no dynamic symbols read from %s", libc)
+	}
+	var funcs []funcSym
+	file.each(func(f funcSym) { funcs = append(funcs, f) })
+	// The loaded libc's base: its mapping at file offset 0.
+	maps, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bias uintptr
+	for _, line := range strings.Split(string(maps), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 6 && f[2] == "00000000" && filepath.Base(f[5]) == "libc.so.6" {
+			start, _, _ := strings.Cut(f[0], "-")
+			b, err := strconv.ParseUint(start, 16, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bias = uintptr(b)
+			break
+		}
+	}
+	if _, modBias, ok := moduleOf(bias); !ok || modBias != bias {
+		t.Fatalf("libc at %#x in /proc/self/maps, the loader says %#x (%v)", bias, modBias, ok)
+	}
+	s := &symbolizer{modules: map[string]*moduleSyms{libc: file}}
+	checked := 0
+	for _, f := range funcs {
+		for _, vaddr := range []uint64{f.start, f.end - 1} {
+			want := s.lookup(libc, vaddr)
+			if got := dynsymName(bias + uintptr(vaddr)); got != want {
+				t.Fatalf("%#x: in memory %q, from the file %q", vaddr, got, want)
+			}
+			checked++
+		}
+	}
+	if checked < 1000 {
+		t.Fatalf("only %d addresses checked", checked)
+	}
+	if got := dynsymName(0x10); got != "" {
+		t.Errorf("an address outside every module is named %q", got)
+	}
+}
+
+// Files that are not 64-bit ELF, or whose headers point past their end,
+// give no symbols and no panic.
+func TestReadSymsBadFiles(t *testing.T) {
+	dir := t.TempDir()
+	exe, err := os.ReadFile("/bin/true")
+	if err != nil {
+		t.Skip(err)
+	}
+	cases := map[string][]byte{
+		"empty":     nil,
+		"text":      []byte("#!/bin/sh\necho hi\n"),
+		"header":    exe[:64],
+		"truncated": exe[:len(exe)/3],
+		"32-bit":    append([]byte("\x7fELF\x01\x01"), exe[6:]...),
+	}
+	for name, b := range cases {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		m := readSyms(path, false)
+		if name != "truncated" && len(m.tables) != 0 {
+			t.Errorf("%s: %d symbol tables", name, len(m.tables))
+		}
+		m.each(func(funcSym) {})
+		m.find(0x1000)
 	}
 }

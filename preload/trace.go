@@ -3,6 +3,7 @@ package main
 /*
 #include "iop.h"
 IOP_HIDDEN int iop_module_of(uintptr_t pc, char *path, int cap, uintptr_t *bias);
+IOP_HIDDEN int iop_dynsym_name(uintptr_t pc, char *name, int cap);
 IOP_HIDDEN uint64_t iop_dropped(void);
 */
 import "C"
@@ -291,6 +292,16 @@ func moduleOf(pc uintptr) (path string, bias uintptr, ok bool) {
 		return "", 0, false
 	}
 	return C.GoString((*C.char)(unsafe.Pointer(&buf[0]))), uintptr(b), true
+}
+
+// dynsymName is the dynamic function symbol holding pc in its loaded
+// module, "" when none does.
+func dynsymName(pc uintptr) string {
+	buf := &moduleBuf
+	if C.iop_dynsym_name(C.uintptr_t(pc), &buf[0], C.int(len(buf))) != 2 {
+		return ""
+	}
+	return C.GoString((*C.char)(unsafe.Pointer(&buf[0])))
 }
 
 // hostname is the node's name from uname(2): os.Hostname would read it
