@@ -43,27 +43,24 @@ func (d *digramIndex) get(k uint64) (int32, bool) {
 
 // set indexes node (>= 0) for k.
 func (d *digramIndex) set(k uint64, node int32) {
-	if 4*(d.n+1) > 3*len(d.slots) {
-		d.grow()
-	}
-	mask := len(d.slots) - 1
-	for i := d.home(k); ; i = (i + 1) & mask {
-		s := &d.slots[i]
-		if s.node < 0 {
-			*s = digramSlot{k, node}
-			d.n++
-			return
-		}
-		if s.key == k {
-			s.node = node
-			return
-		}
-	}
+	s, _ := d.probe(k)
+	s.node = node
 }
 
 // getOrSet returns the node indexed for k, or indexes node for k and
 // reports that none was: one probe where get and set would take two.
 func (d *digramIndex) getOrSet(k uint64, node int32) (int32, bool) {
+	s, found := d.probe(k)
+	if found {
+		return s.node, true
+	}
+	s.node = node
+	return 0, false
+}
+
+// probe returns k's slot and true, or claims an empty slot for k and
+// returns it and false; the caller then sets its node.
+func (d *digramIndex) probe(k uint64) (*digramSlot, bool) {
 	if 4*(d.n+1) > 3*len(d.slots) {
 		d.grow()
 	}
@@ -71,12 +68,12 @@ func (d *digramIndex) getOrSet(k uint64, node int32) (int32, bool) {
 	for i := d.home(k); ; i = (i + 1) & mask {
 		s := &d.slots[i]
 		if s.node < 0 {
-			*s = digramSlot{k, node}
+			s.key = k
 			d.n++
-			return 0, false
+			return s, false
 		}
 		if s.key == k {
-			return s.node, true
+			return s, true
 		}
 	}
 }

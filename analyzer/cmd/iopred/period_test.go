@@ -118,9 +118,11 @@ func TestPeriodBadInput(t *testing.T) {
 	}
 }
 
-// TestSynthToPeriod proves a generated trace set, read back through the
-// iopred trace reader, gives the generator's mean iteration length.
-func TestSynthToPeriod(t *testing.T) {
+// synthTraces generates the traces of 4 processes of 15 periodic
+// iterations and returns their directory and the generator's mean
+// iteration length.
+func synthTraces(t *testing.T) (string, float64) {
+	t.Helper()
 	dir := t.TempDir()
 	var out, errb bytes.Buffer
 	if code := runMain([]string{"synth", "-o", dir, "--procs", "4", "--iterations", "15", "--compute", "6", "--delay", "0.05"}, &out, &errb); code != 0 {
@@ -130,7 +132,14 @@ func TestSynthToPeriod(t *testing.T) {
 	if i := strings.Index(out.String(), "(the period to find) "); i >= 0 {
 		json.Unmarshal([]byte(strings.Fields(out.String()[i+len("(the period to find) "):])[0]), &mean)
 	}
-	out.Reset()
+	return dir, mean
+}
+
+// TestSynthToPeriod proves a generated trace set, read back through the
+// iopred trace reader, gives the generator's mean iteration length.
+func TestSynthToPeriod(t *testing.T) {
+	dir, mean := synthTraces(t)
+	var out, errb bytes.Buffer
 	if code := runMain([]string{"period", "--json", dir}, &out, &errb); code != 0 {
 		t.Fatalf("period exit %d: %s", code, errb.String())
 	}
@@ -178,16 +187,8 @@ func TestPeriodPerProcess(t *testing.T) {
 // the job summary holds (iopred summary prints the same), and that it is
 // the generator's mean iteration length.
 func TestPeriodJob(t *testing.T) {
-	dir := t.TempDir()
+	dir, mean := synthTraces(t)
 	var out, errb bytes.Buffer
-	if code := runMain([]string{"synth", "-o", dir, "--procs", "4", "--iterations", "15", "--compute", "6", "--delay", "0.05"}, &out, &errb); code != 0 {
-		t.Fatalf("synth exit %d: %s", code, errb.String())
-	}
-	var mean float64
-	if i := strings.Index(out.String(), "(the period to find) "); i >= 0 {
-		json.Unmarshal([]byte(strings.Fields(out.String()[i+len("(the period to find) "):])[0]), &mean)
-	}
-	out.Reset()
 	if code := runMain([]string{"period", "--job", "--json", dir}, &out, &errb); code != 0 {
 		t.Fatalf("period --job exit %d: %s", code, errb.String())
 	}
