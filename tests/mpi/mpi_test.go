@@ -354,17 +354,7 @@ func checkIORPeriod(t *testing.T, trs []*trace) float64 {
 	if len(starts) != iorCheckpoints {
 		t.Fatalf("%d checkpoints seen in rank 0's trace, want %d", len(starts), iorCheckpoints)
 	}
-	// The period the program keeps is its typical interval: the median,
-	// which a rank descheduled once for a while (two cores shared by the
-	// ranks, the launcher and anything else running) does not move.
-	intervals := make([]float64, len(starts)-1)
-	for i := range intervals {
-		intervals[i] = starts[i+1] - starts[i]
-	}
-	sort.Float64s(intervals)
-	want := intervals[len(intervals)/2]
-	t.Logf("checkpoint intervals: median %.5f s, mean %.5f s, max %.5f s", want,
-		(starts[len(starts)-1]-starts[0])/float64(len(intervals)), intervals[len(intervals)-1])
+	want := testenv.TypicalInterval(t, starts)
 	if want < iorPauseMs/1e3 || want > 2*iorPauseMs/1e3 {
 		t.Errorf("checkpoints every %.4f s, configured pause %d ms", want, iorPauseMs)
 	}
@@ -762,7 +752,7 @@ func TestParallelHDF5(t *testing.T) {
 // steps from rank 0: both ranks are traced, and FTIO over the job's
 // traces finds the snapshots' period. The snapshots come every 35 ms or so
 // and gathering them to rank 0 takes a varying share of that, so the
-// period is checked within 5% of their mean interval (2% holds for the
+// period is checked within 5% of their typical (median) interval (2% holds for the
 // serial run in tests/predict, which is twice as slow).
 func TestLAMMPSTwoRanks(t *testing.T) {
 	m := impls[0]
@@ -790,7 +780,7 @@ func TestLAMMPSTwoRanks(t *testing.T) {
 	if len(starts) != 81 {
 		t.Fatalf("rank 0 wrote %d snapshots, want 81", len(starts))
 	}
-	want := (starts[len(starts)-1] - starts[0]) / float64(len(starts)-1)
+	want := testenv.TypicalInterval(t, starts)
 	testenv.CheckPeriod(t, traces, ftio.Options{Fs: -1, MaxSamples: 1 << 20}, want, 0.05)
 	// The job summary rank 0 wrote at MPI_Finalize finds it too.
 	js, _ := readJobSummary(t, traces)

@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"math"
+	"sort"
 	"testing"
 
 	"iopred/analyzer/ftio"
@@ -24,4 +25,25 @@ func CheckPeriod(t testing.TB, dir string, opt ftio.Options, want, tol float64) 
 		t.Errorf("period %.5f s, want %.5f s within %.0f%%", *res.PeriodS, want, 100*tol)
 	}
 	return res
+}
+
+// TypicalInterval returns the median interval between successive times
+// (seconds) and logs it beside the mean: the period a program keeps is
+// its typical interval, which a process descheduled once for a while (two
+// cores shared by the program, the tracer and the test) does not move, as
+// it moves the mean.
+func TypicalInterval(t testing.TB, times []float64) float64 {
+	t.Helper()
+	if len(times) < 2 {
+		t.Fatalf("%d times: no interval", len(times))
+	}
+	iv := make([]float64, len(times)-1)
+	for i := range iv {
+		iv[i] = times[i+1] - times[i]
+	}
+	sort.Float64s(iv)
+	med := iv[len(iv)/2]
+	t.Logf("intervals: median %.5f s, mean %.5f s, min %.5f s, max %.5f s", med,
+		(times[len(times)-1]-times[0])/float64(len(iv)), iv[0], iv[len(iv)-1])
+	return med
 }
