@@ -19,6 +19,15 @@ import (
 type symbolizer struct {
 	exe     string
 	modules map[string]*moduleSyms
+	// dynNames caches the names found in loaded dynamic tables by module
+	// and return address: each lookup there scans the module's table, and
+	// the same call sites recur in many contexts.
+	dynNames map[dynKey]string
+}
+
+type dynKey struct {
+	module string
+	pc     uintptr
 }
 
 type moduleSyms struct {
@@ -101,7 +110,7 @@ func (m *moduleSyms) find(vaddr uint64) (funcSym, bool) {
 
 func newSymbolizer() *symbolizer {
 	exe, _ := os.Executable()
-	return &symbolizer{exe: exe, modules: make(map[string]*moduleSyms)}
+	return &symbolizer{exe: exe, modules: make(map[string]*moduleSyms), dynNames: make(map[dynKey]string)}
 }
 
 func (s *symbolizer) frame(pc uintptr) tracefmt.Frame {
@@ -116,7 +125,13 @@ func (s *symbolizer) frame(pc uintptr) tracefmt.Frame {
 	f := tracefmt.Frame{Module: path, Offset: off}
 	// A return address points after the call: look up the call itself.
 	if s.module(path).dynamicOnly {
-		f.Function = dynsymName(pc - 1)
+		k := dynKey{path, pc}
+		name, ok := s.dynNames[k]
+		if !ok {
+			name = dynsymName(pc - 1)
+			s.dynNames[k] = name
+		}
+		f.Function = name
 	} else {
 		f.Function = s.lookup(path, off-1)
 	}
