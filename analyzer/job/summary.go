@@ -278,7 +278,9 @@ func periodOf(x []float64, t0 float64, width int64) *Period {
 // pick a harmonic; but the signal, smoothed over an eighth of the period,
 // correlates with itself shifted by T and not by T/2. It returns the
 // smallest multiple m of period (1 to 4) whose autocorrelation reaches
-// 90% of the best of them, 1 unless that beats the period's own by 0.2,
+// 60% of the best of them (a period repeats at its own multiples too, a
+// little weaker or stronger by chance: the first strong one is the
+// period), 1 unless that beats the period's own by 0.2,
 // and the autocorrelations at 1 to 4 periods (within 3%, as periods
 // jitter; NaN past half the signal).
 func fundamental(x []float64, fs, period float64) (int, []float64) {
@@ -330,7 +332,7 @@ func fundamental(x []float64, fs, period float64) (int, []float64) {
 		return 1, r
 	}
 	for m, c := range r {
-		if !math.IsNaN(c) && c >= 0.9*best {
+		if !math.IsNaN(c) && c >= 0.6*best {
 			if m > 0 && c-r[0] < 0.2 {
 				return 1, r
 			}

@@ -100,7 +100,14 @@ func checkJobSummary(t *testing.T, trs []*trace, dir string, np int, strided str
 	if p == nil || p.PeriodS == nil {
 		t.Fatalf("job summary: no write period: %+v", p)
 	}
-	t.Logf("job period %.5f s (%d of %d resolutions agree), measured %.5f s", *p.PeriodS, p.Agreeing, len(p.Resolutions), interval)
+	var ac []float64
+	for _, c := range p.Autocorrelation {
+		if c != nil {
+			ac = append(ac, math.Round(*c*1000)/1000)
+		}
+	}
+	t.Logf("job period %.5f s (%d of %d resolutions agree, multiple %d, autocorrelations %v), measured %.5f s",
+		*p.PeriodS, p.Agreeing, len(p.Resolutions), p.Multiple, ac, interval)
 	if math.Abs(*p.PeriodS-interval)/interval > 0.02 {
 		t.Errorf("job period %.5f s, checkpoints every %.5f s", *p.PeriodS, interval)
 	}
