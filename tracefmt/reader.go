@@ -895,11 +895,11 @@ func (e *Event) AppendJSON(b []byte) []byte {
 		layer = LayerOf(e.Op)
 	}
 	b = append(b, `{"layer":`...)
-	b = appendString(b, string(layer))
+	b = appendJSONString(b, string(layer))
 	b = append(b, `,"op":`...)
-	b = appendString(b, e.Op)
+	b = appendJSONString(b, e.Op)
 	b = append(b, `,"path":`...)
-	b = appendString(b, e.Path)
+	b = appendJSONString(b, e.Path)
 	b = append(b, `,"file_id":`...)
 	b = strconv.AppendUint(b, uint64(e.FileID), 10)
 	b = append(b, `,"offset":`...)
@@ -923,11 +923,7 @@ func (e *Event) AppendJSON(b []byte) []byte {
 	b = append(b, `,"pid":`...)
 	b = strconv.AppendInt(b, int64(e.PID), 10)
 	b = append(b, `,"rank":`...)
-	if e.Rank == nil {
-		b = append(b, "null"...)
-	} else {
-		b = strconv.AppendInt(b, int64(*e.Rank), 10)
-	}
+	b = appendRank(b, e.Rank)
 	b = append(b, `,"ctx":`...)
 	b = strconv.AppendUint(b, e.Ctx, 10)
 	b = append(b, `,"errno":`...)

@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
 	"github.com/klauspost/compress/zstd"
 )
@@ -301,7 +300,7 @@ func (w *Writer) Event(e *Event) error {
 	}
 	w.startRecord()
 	b := append(w.buf, `{"k":"e","o":`...)
-	b = appendString(b, e.Op)
+	b = appendJSONString(b, e.Op)
 	if e.FileID != w.prevFile {
 		b = append(b, `,"f":`...)
 		b = strconv.AppendUint(b, uint64(e.FileID), 10)
@@ -409,21 +408,6 @@ func nextOffset(data bool, off, moved int64) int64 {
 		return off + moved
 	}
 	return off
-}
-
-// appendString appends s as a JSON string. Operation names are plain ASCII,
-// so the fast path only copies.
-func appendString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
-			q, _ := json.Marshal(s)
-			return append(b, q...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
 }
 
 // fileSet holds the defined file ids.
@@ -623,11 +607,7 @@ func appendBody(b []byte, v any) (_ []byte, ok bool) {
 		b = append(b, `,"ppid":`...)
 		b = strconv.AppendInt(b, int64(r.PPID), 10)
 		b = append(b, `,"rank":`...)
-		if r.Rank == nil {
-			b = append(b, "null"...)
-		} else {
-			b = strconv.AppendInt(b, int64(*r.Rank), 10)
-		}
+		b = appendRank(b, r.Rank)
 		b = append(b, `,"t0_unix_ns":`...)
 		b = strconv.AppendInt(b, r.StartUnixNs, 10)
 		b = append(b, `,"t0_mono_ns":`...)
@@ -780,6 +760,14 @@ func appendPlain(b []byte, v any) []byte {
 		return b
 	}
 	panic("tracefmt: appendPlain of a value plainModel refuses")
+}
+
+// appendRank appends a rank, null when unknown.
+func appendRank(b []byte, rank *int) []byte {
+	if rank == nil {
+		return append(b, "null"...)
+	}
+	return strconv.AppendInt(b, int64(*rank), 10)
 }
 
 // appendJSONString appends s quoted as encoding/json quotes it: printable
