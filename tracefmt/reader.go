@@ -273,16 +273,24 @@ func ReadAll(path string, fn func(Record) error) (Header, error) {
 		return Header{}, err
 	}
 	defer r.Close()
+	return r.hdr, r.Each(fn)
+}
+
+// Each calls fn on every record left, to the end of the trace. It returns
+// nil at the end, else the first error from the reader (a
+// *TruncatedError for a trace cut short, after every complete record) or
+// from fn.
+func (r *Reader) Each(fn func(Record) error) error {
 	for {
 		rec, err := r.Next()
 		if err == io.EOF {
-			return r.hdr, nil
+			return nil
 		}
 		if err != nil {
-			return r.hdr, err
+			return err
 		}
 		if err := fn(rec); err != nil {
-			return r.hdr, err
+			return err
 		}
 	}
 }

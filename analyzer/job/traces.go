@@ -3,7 +3,6 @@ package job
 import (
 	"errors"
 	"fmt"
-	"io"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -104,16 +103,7 @@ func rankPartial(path string) (p *Partial, rank int, usedMPI bool, err error) {
 	b := NewBuilder(h)
 	model := predictor.New(predictor.Options{})
 	cut := false
-	var readErr error
-	for {
-		rec, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			readErr = err
-			break
-		}
+	readErr := r.Each(func(rec tracefmt.Record) error {
 		switch {
 		case cut:
 		case rec.Proc != nil && rec.Proc.Op == CutOp:
@@ -123,7 +113,8 @@ func rankPartial(path string) (p *Partial, rank int, usedMPI bool, err error) {
 			model.Observe(rec.Event)
 			usedMPI = usedMPI || rec.Event.Layer == tracefmt.LayerMPIIO
 		}
-	}
+		return nil
+	})
 	// A footer without a model summary: the process ran with
 	// IOPRED_PREDICT=0, and reported no accuracy.
 	ran := r.Footer() == nil || r.Footer().Model != nil

@@ -26,20 +26,12 @@ func Contexts(path string) ([]ContextUse, error) {
 		return nil, err
 	}
 	defer r.Close()
-	var readErr error
-	for {
-		rec, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			readErr = err
-			break
-		}
+	readErr := r.Each(func(rec tracefmt.Record) error {
 		if rec.Event != nil && rec.Event.Ctx != 0 {
 			counts[rec.Event.Ctx]++
 		}
-	}
+		return nil
+	})
 	out := make([]ContextUse, 0, len(r.Contexts()))
 	for id, c := range r.Contexts() {
 		out = append(out, ContextUse{ID: id, Events: counts[id], Frames: c.Frames})
