@@ -43,7 +43,6 @@
  * finalize call PMPI_, so those mpi_*_f08_ entry points are wrapped. A
  * wrapper that is not for the running implementation forwards at once. */
 #include "iop.h"
-#include "iopred.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -998,9 +997,7 @@ static void job_at_finalize(void) {
   /* This rank's partial: every event so far handed to Go first. From
    * here on, "ok" says whether this rank's partial is whole; a rank
    * whose partial is not sends an empty message. */
-  iop_in = 0;
-  int go = iopred_flush();
-  iop_in = 1;
+  int go = iop_flush_pending();
   int ok = 0;
   if (go) {
     iop_lock_drain();

@@ -318,17 +318,26 @@ IOP_HIDDEN uint64_t iop_dropped(void) { return atomic_load(&dropped); }
 
 /* ---- the public C API that does not need Go ---- */
 
-IOP_EXPORT int iopred_flush(void) {
-  if (iop_state != IOP_ACTIVE || iop_in || !atomic_load(&consumer_started) || !wait_go_ready()) return 0;
-  iop_in = 1;
+/* iop_flush_pending hands every pending event to Go and closes the open
+ * trace frame, for a caller already inside iopred (iop_in set). It returns
+ * 0 when Go cannot take them (the consumer or the runtime is not up). */
+IOP_HIDDEN int iop_flush_pending(void) {
+  if (iop_state != IOP_ACTIVE || !atomic_load(&consumer_started) || !wait_go_ready()) return 0;
   pthread_mutex_lock(&drain_mutex);
   if (!finished) {
     drain_locked();
     iopGoFinish(2);
   }
   pthread_mutex_unlock(&drain_mutex);
-  iop_in = 0;
   return 1;
+}
+
+IOP_EXPORT int iopred_flush(void) {
+  if (iop_in) return 0;
+  iop_in = 1;
+  int r = iop_flush_pending();
+  iop_in = 0;
+  return r;
 }
 
 IOP_EXPORT int iopred_enabled(void) { return iop_state == IOP_ACTIVE; }

@@ -142,15 +142,3 @@ func (h *Histogram) check() error {
 	}
 	return nil
 }
-
-// Bandwidth returns the signal in bytes per second, one sample per bin,
-// the time of the first sample in seconds of wall-clock time, and the
-// sampling frequency in hertz.
-func (h *Histogram) Bandwidth() (x []float64, t0, fs float64) {
-	fs = 1e9 / float64(h.WidthNs)
-	x = make([]float64, len(h.Bins))
-	for i, v := range h.Bins {
-		x[i] = v * fs
-	}
-	return x, float64(h.First*h.WidthNs) / 1e9, fs
-}
