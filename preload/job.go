@@ -62,8 +62,14 @@ func cBytes(b []byte, out **C.char, n *C.long) C.int {
 }
 
 // jobCurrent is this rank's partial during the finalize step: its own,
-// then merged with those it receives.
-var jobCurrent *job.Partial
+// then merged with those it receives. jobSummaryPath is where rank 0
+// writes the summary, beside its trace. Only the thread in MPI_Finalize
+// touches them once iopGoJobStart has set them, without the drain mutex:
+// the summary's computation must not hold up the consumer.
+var (
+	jobCurrent     *job.Partial
+	jobSummaryPath string
+)
 
 // iopGoJobStart takes this rank's partial of the job summary. It marks
 // the place in the trace (job.CutOp), so that the same partial can be
@@ -77,6 +83,7 @@ func iopGoJobStart(rank C.int) (ok C.int) {
 	if sess == nil || sess.failed || sess.w == nil {
 		return 0
 	}
+	jobSummaryPath = job.SummaryPath(sess.f.path)
 	if err := sess.w.Proc(tracefmt.Proc{Op: job.CutOp, TimeNs: int64(C.iop_now()) - sess.anchor}); err != nil {
 		sess.fail(err)
 		return 0
@@ -142,14 +149,14 @@ func iopGoJobWrite(enteredNs, mergeNs C.longlong, received C.long) (ok C.int) {
 	defer recoverInto("job summary write")
 	part := jobCurrent
 	jobCurrent = nil
-	if part == nil || sess == nil || sess.f == nil {
+	if part == nil {
 		return 0
 	}
 	sum := job.Summarize(part)
 	sum.Cost = &job.Cost{FinalizeNs: int64(C.iop_now()) - int64(enteredNs), MergeNs: int64(mergeNs), ReceivedBytes: int64(received)}
 	b, err := json.MarshalIndent(sum, "", " ")
 	if err == nil {
-		err = writePrivate(job.SummaryPath(sess.f.path), append(b, '\n'))
+		err = writePrivate(jobSummaryPath, append(b, '\n'))
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "iopred: job summary not written: %v\n", err)
