@@ -3,9 +3,8 @@ package tracefmt
 import (
 	"bytes"
 	"errors"
-	"os"
+	"iopred/tests/interop"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -126,14 +125,7 @@ func TestReadFTIOErrors(t *testing.T) {
 	}
 }
 
-func ftioExampleDir(t testing.TB) string {
-	_, file, _, _ := runtime.Caller(0)
-	dir := filepath.Join(filepath.Dir(file), "..", "..", "shared", "interop", "ftio")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("FTIO example traces not found at %s: %v", dir, err)
-	}
-	return dir
-}
+func ftioExampleDir(t testing.TB) string { return interop.Path(t, "ftio") }
 
 // TestFTIOExampleCounts proves the importers read every request of FTIO's
 // example traces (counts from the traces' README).

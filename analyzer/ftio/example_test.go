@@ -42,7 +42,7 @@ func ExampleOnline() {
 // these figures and skips when the traces are absent, which an example
 // with an Output line could not).
 func ExampleAnalyzeFiles() {
-	res, err := ftio.AnalyzeFiles([]string{"../../../shared/interop/ftio/tmio-8ranks.jsonl"}, ftio.ModeWrite, ftio.Options{})
+	res, err := ftio.AnalyzeFiles([]string{"../../tests/interop/ftio/tmio-8ranks.jsonl"}, ftio.ModeWrite, ftio.Options{})
 	if err != nil {
 		fmt.Println("example trace not available")
 		return

@@ -1,23 +1,14 @@
 package ftio
 
 import (
+	"iopred/tests/interop"
 	"math"
-	"os"
 	"path/filepath"
-	"runtime"
 	"testing"
 )
 
-// interopDir locates ../shared/interop/ftio relative to the repository
-// root, skipping the test when the directory is absent.
-func interopDir(t testing.TB) string {
-	_, file, _, _ := runtime.Caller(0)
-	dir := filepath.Join(filepath.Dir(file), "..", "..", "..", "shared", "interop", "ftio")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("FTIO example traces not found at %s: %v", dir, err)
-	}
-	return dir
-}
+// interopDir is FTIO's example traces, kept in the repository.
+func interopDir(t testing.TB) string { return interop.Path(t, "ftio") }
 
 func analyzeFile(t testing.TB, name string, mode Mode) Result {
 	src, err := FileSource([]string{filepath.Join(interopDir(t), name)}, mode, nil)

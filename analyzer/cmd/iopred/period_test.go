@@ -4,22 +4,15 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"iopred/tests/interop"
 	"math"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 )
 
-func ftioExamples(t testing.TB) string {
-	_, file, _, _ := runtime.Caller(0)
-	dir := filepath.Join(filepath.Dir(file), "..", "..", "..", "..", "shared", "interop", "ftio")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("FTIO example traces not found at %s: %v", dir, err)
-	}
-	return dir
-}
+func ftioExamples(t testing.TB) string { return interop.Path(t, "ftio") }
 
 // TestPeriodJSONContract proves `iopred period --json` prints one object
 // with the documented fields, FTIO's answer on its 8-rank example, and
