@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 
 	"github.com/klauspost/compress/zstd"
@@ -103,21 +102,6 @@ type Reader struct {
 	prevTid   int32
 	prevFile  uint32
 	ends      fileEnds
-}
-
-// Open opens the trace at path and reads its header. Close releases the
-// file.
-func Open(path string) (*Reader, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	r, err := newReader(f, path, f)
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return r, nil
 }
 
 // NewReader reads a trace from r and reads its header; name stands for the
@@ -264,7 +248,7 @@ func (r *Reader) Next() (Record, error) {
 	}
 }
 
-// ReadAll opens the trace at path and calls fn on every record after the
+// ReadAll opens the trace at path (any format Open reads) and calls fn on every record after the
 // header. It returns the header and the first error from the reader
 // (io.EOF excepted) or from fn.
 func ReadAll(path string, fn func(Record) error) (Header, error) {
@@ -273,7 +257,7 @@ func ReadAll(path string, fn func(Record) error) (Header, error) {
 		return Header{}, err
 	}
 	defer r.Close()
-	return r.hdr, r.Each(fn)
+	return r.Header(), r.Each(fn)
 }
 
 // Each calls fn on every record left, to the end of the trace. It returns
