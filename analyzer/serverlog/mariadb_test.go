@@ -217,7 +217,7 @@ func TestLMTMariaDB(t *testing.T) {
 	for _, dsn := range []string{tcp,
 		"mysql://lmt:" + pass + "@unix(" + m.socket + ")/lmt",
 		"mysql://lmt:" + pass + "@localhost/lmt?socket=" + m.socket} {
-		src, err := OpenLMT(dsn, Options{TZ: time.UTC})
+		src, err := OpenSource(Spec{Kind: "lmt", Path: dsn}, Options{TZ: time.UTC})
 		if err != nil {
 			t.Fatalf("%s: %v", dsn, err)
 		}
