@@ -42,6 +42,8 @@ var openers = map[string]opener{
 		detect: func(path string, head []byte, isDir bool) bool {
 			return IsMySQL(path) || !isDir && strings.HasPrefix(string(head), sqliteMagic)
 		}},
+	"store": {open: OpenStore, help: "iopred store directory (made by iopred serverlog import)",
+		detect: func(path string, head []byte, isDir bool) bool { return isDir && IsStore(path) }},
 	"lustre": {open: OpenLustre, help: "directory of lctl get_param obdfilter.*.stats / job_stats snapshots",
 		detect: func(path string, head []byte, isDir bool) bool { return isDir && looksLustre(path) }},
 	"ldms": {open: OpenLDMS, help: "LDMS store_csv file of the lustre_ost schema",
