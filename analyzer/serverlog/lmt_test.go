@@ -422,3 +422,56 @@ func TestLMTWindow(t *testing.T) {
 		t.Errorf("window overlapping the start: %v, %d samples from %v", err, before.Len(), before.Start)
 	}
 }
+
+// TestLMTRepeatedHour proves that an LMT database written in local time
+// across the night clocks go back (Europe/Berlin, 27 October 2024: 03:00
+// CEST becomes 02:00 CET, so 02:00-02:59 is written twice) reads back to
+// every sample in its place, with no gap and no doubled hour.
+func TestLMTRepeatedHour(t *testing.T) {
+	berlin, err := time.LoadLocation("Europe/Berlin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Date(2024, 10, 26, 23, 0, 0, 0, time.UTC) // 01:00 CEST
+	want := synthRates(2, 4*720, start, 5*time.Second)      // to 04:00 CET
+	path := writeLMT(t, want, nil, LMTWriterOptions{TZ: berlin})
+	db, err := sql.Open("sqlite", sqliteURI(path, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var twice int
+	db.QueryRow("SELECT COUNT(*) FROM TIMESTAMP_INFO WHERE TIMESTAMP = '2024-10-27 02:30:00'").Scan(&twice)
+	db.Close()
+	if twice != 2 {
+		t.Fatalf("02:30 written %d times, want 2 (the test needs the repeated hour)", twice)
+	}
+	src, err := OpenLMT(path, Options{TZ: berlin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	sameLMT(t, windowOfLMT(t, src), want)
+}
+
+func windowOfLMT(t *testing.T, src Source) *Rates {
+	t.Helper()
+	r, err := src.Window(time.Time{}, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func sameLMT(t *testing.T, got, want *Rates) {
+	t.Helper()
+	if !got.Start.Equal(want.Start) || got.Len() != want.Len() {
+		t.Fatalf("%d samples from %v, want %d from %v", got.Len(), got.Start, want.Len(), want.Start)
+	}
+	for i := range want.OSTs {
+		for k := range want.Len() {
+			if got.Read[i][k] != want.Read[i][k] || got.Write[i][k] != want.Write[i][k] {
+				t.Fatalf("OST %d sample %d (%v): %v/%v, want %v/%v", i, k, want.Time(k), got.Read[i][k], got.Write[i][k], want.Read[i][k], want.Write[i][k])
+			}
+		}
+	}
+}
