@@ -54,31 +54,43 @@ type ImportStats struct {
 // import between days; what was written stays readable.
 func Import(ctx context.Context, dir string, specs []Spec, opts Options, iopts ImportOptions) (ImportStats, error) {
 	var stats ImportStats
-	if err := os.MkdirAll(filepath.Join(dir, daysDir), 0o755); err != nil {
-		return stats, err
-	}
-	unlock, err := lockStore(dir)
+	w, unlock, err := openWriter(dir)
 	if err != nil {
 		return stats, err
 	}
 	defer unlock()
-	w := &storeWriter{dir: dir}
-	if IsStore(dir) {
-		s, err := openStore(dir)
-		if err != nil {
-			return stats, err
-		}
-		w.s = s
-	}
-	if err := w.cleanup(); err != nil {
-		return stats, err
-	}
 	for _, spec := range specs {
-		if err := w.importSource(ctx, spec, opts, iopts, &stats); err != nil {
+		if err := w.importSpec(ctx, spec, opts, iopts, &stats); err != nil {
 			return stats, err
 		}
 	}
 	return stats, nil
+}
+
+// openWriter creates the store's directories if needed, locks the store,
+// reads its index and removes what an interrupted import left.
+func openWriter(dir string) (*storeWriter, func(), error) {
+	if err := os.MkdirAll(filepath.Join(dir, daysDir), 0o755); err != nil {
+		return nil, nil, err
+	}
+	unlock, err := lockStore(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	w := &storeWriter{dir: dir}
+	if IsStore(dir) {
+		s, err := openStore(dir)
+		if err != nil {
+			unlock()
+			return nil, nil, err
+		}
+		w.s = s
+	}
+	if err := w.cleanup(); err != nil {
+		unlock()
+		return nil, nil, err
+	}
+	return w, unlock, nil
 }
 
 // lockStore keeps two imports from writing one store at once.
@@ -133,7 +145,7 @@ func sourceName(spec Spec) string {
 	return Spec{Kind: spec.Kind, Path: p}.String()
 }
 
-func (w *storeWriter) importSource(ctx context.Context, spec Spec, opts Options, iopts ImportOptions, stats *ImportStats) error {
+func (w *storeWriter) importSpec(ctx context.Context, spec Spec, opts Options, iopts ImportOptions, stats *ImportStats) error {
 	if spec.Kind == "" {
 		k, err := DetectKind(spec.Path)
 		if err != nil {
@@ -152,6 +164,26 @@ func (w *storeWriter) importSource(ctx context.Context, spec Spec, opts Options,
 		return err
 	}
 	defer src.Close()
+	return w.importSource(ctx, src, sourceName(spec), iopts, stats)
+}
+
+// ImportFrom imports one Source the caller made (the center simulator's
+// rates, a source opened with its own options) into the store in dir, as
+// Import does; name identifies it in the store (for skipping the days it
+// filled). Its grid must be the store's: open it with Options.Step set to
+// the store's step when the store exists.
+func ImportFrom(ctx context.Context, dir string, src Source, name string, iopts ImportOptions) (ImportStats, error) {
+	var stats ImportStats
+	w, unlock, err := openWriter(dir)
+	if err != nil {
+		return stats, err
+	}
+	defer unlock()
+	err = w.importSource(ctx, src, name, iopts, &stats)
+	return stats, err
+}
+
+func (w *storeWriter) importSource(ctx context.Context, src Source, name string, iopts ImportOptions, stats *ImportStats) error {
 	from, to, step, err := src.Span()
 	if err != nil {
 		return err
@@ -159,13 +191,19 @@ func (w *storeWriter) importSource(ctx context.Context, spec Spec, opts Options,
 	if w.s == nil {
 		w.s = &Store{dir: w.dir, idx: storeIndex{Version: storeVersion, StepNS: int64(step)}, pos: map[string]int{}}
 	}
+	if int64(step) != w.s.idx.StepNS {
+		return fmt.Errorf("%s: sample width %v, the store's is %v (read it with Options.Step %v)", name, step,
+			time.Duration(w.s.idx.StepNS), time.Duration(w.s.idx.StepNS))
+	}
+	if from.UnixNano()%w.s.idx.StepNS != 0 {
+		return fmt.Errorf("%s: grid starts at %v, not on a whole multiple of %v since the Unix epoch as the store's", name, from, step)
+	}
 	if !iopts.From.IsZero() && iopts.From.After(from) {
 		from = iopts.From
 	}
 	if !iopts.To.IsZero() && iopts.To.Before(to) {
 		to = iopts.To
 	}
-	name := sourceName(spec)
 	st := w.s.idx.StepNS
 	var days []int64 // first cell of each day
 	for k := floorDiv(from.UnixNano(), st); k*st < to.UnixNano(); {

@@ -267,3 +267,39 @@ func TestColumnCodec(t *testing.T) {
 		}
 	}
 }
+
+// TestImportFrom proves importing rates held in memory (the simulator's
+// way into a store): they read back exactly, and rates on another step or
+// off the store's epoch-aligned grid are refused with a reason.
+func TestImportFrom(t *testing.T) {
+	day := synthRates(3, 600, time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC), 5*time.Second)
+	src, err := NewRatesSource(day)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "store")
+	if _, err := ImportFrom(context.Background(), dir, src, "sim", ImportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := OpenStore(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameWindow(t, "from memory", windowOf(t, st), day)
+	st.Close()
+	for _, c := range []struct {
+		r    *Rates
+		want string
+	}{
+		{synthRates(3, 10, day.End(), 10*time.Second), "sample width 10s, the store's is 5s"},
+		{synthRates(3, 10, day.End().Add(time.Second), 5*time.Second), "not on a whole multiple of 5s"},
+	} {
+		s, _ := NewRatesSource(c.r)
+		if _, err := ImportFrom(context.Background(), dir, s, "bad", ImportOptions{}); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("error %v, want %q", err, c.want)
+		}
+	}
+	if _, err := NewRatesSource(&Rates{Step: time.Second, OSTs: []string{"a"}}); err == nil {
+		t.Error("rates without series accepted")
+	}
+}
