@@ -12,7 +12,7 @@ import (
 func init() {
 	register(&command{
 		name:    "summary",
-		usage:   "[--json] [--top N] TRACE|DIR...",
+		usage:   "[--json] [--top N] [--all-paths] TRACE|DIR...",
 		summary: "per process and per file: calls, bytes, time in I/O; the top contexts",
 		run:     runSummary,
 	})
@@ -23,6 +23,7 @@ func runSummary(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet(c, stderr)
 	asJSON := fs.Bool("json", false, "print the summary as one JSON object")
 	top := fs.Int("top", summary.DefaultTop, "list the `N` contexts with the most time in I/O")
+	allPaths := fs.Bool("all-paths", false, "keep the system's files (/etc, /dev, /usr, /proc, /sys, ...) and the MPI runtime's session files, which are left out and counted on one line by default")
 	paths, err := parseFlagsAnywhere(fs, args)
 	if err != nil {
 		return err
@@ -34,7 +35,7 @@ func runSummary(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	rep, sumErr := summary.Summarize(traces, *top)
+	rep, sumErr := summary.Summarize(traces, summary.Options{Top: *top, AllPaths: *allPaths})
 	for _, p := range rep.Processes {
 		if p.Problem != "" {
 			fmt.Fprintf(stderr, "iopred summary: warning: %s\n", p.Problem)
