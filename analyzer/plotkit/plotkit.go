@@ -467,7 +467,8 @@ var (
 
 // fitText gives every text element of a gonum SVG its length in the font
 // the layout measured (Liberation Sans), which browsers then keep with
-// whatever font they have, and names metric-compatible fallbacks.
+// whatever font they have, and names metric-compatible fallbacks; and
+// stretches images to their rectangles.
 func fitText(svg []byte) []byte {
 	svg = svgText.ReplaceAllFunc(svg, func(m []byte) []byte {
 		g := svgText.FindSubmatch(m)
@@ -478,7 +479,10 @@ func fitText(svg []byte) []byte {
 		w := textWidth(size, unescape(string(g[4])))
 		return fmt.Appendf(nil, `%s textLength="%.2f" lengthAdjust="spacingAndGlyphs"%s>%s</text>`, g[1], w.Points(), g[2], g[4])
 	})
-	return family.ReplaceAll(svg, []byte(`font-family:'Liberation Sans',Arimo,Arial,Helvetica,sans-serif;`))
+	svg = family.ReplaceAll(svg, []byte(`font-family:'Liberation Sans',Arimo,Arial,Helvetica,sans-serif;`))
+	// A raster (heat map, colour bar) fills the rectangle it is given, as
+	// it does in PNG output, instead of keeping its pixels' aspect ratio.
+	return bytes.ReplaceAll(svg, []byte("<image "), []byte(`<image preserveAspectRatio="none" `))
 }
 
 var unescaper = strings.NewReplacer("&lt;", "<", "&gt;", ">", "&amp;", "&", "&#34;", `"`, "&#39;", "'", "&quot;", `"`)
