@@ -38,7 +38,6 @@ type Options struct {
 	What string
 }
 
-
 // Plot draws the bandwidth signal with the dominant wave overlaid and the
 // single-sided spectrum with the candidates and the z-score threshold
 // marked, one above the other. The extension of path picks the format:
