@@ -145,6 +145,20 @@ func NiceStep(raw float64) float64 {
 	return 10 * p
 }
 
+// Num prints v to four significant digits without an exponent: 15259,
+// 19.21, 0.05206.
+func Num(v float64) string {
+	if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	dec := max(0, 3-int(math.Floor(math.Log10(math.Abs(v)))))
+	s := strconv.FormatFloat(v, 'f', dec, 64)
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	return s
+}
+
 // formatTick prints v with the decimals a tick step needs.
 func formatTick(v, step float64) string {
 	dec := 0

@@ -222,6 +222,15 @@ func TestEnvelope(t *testing.T) {
 	}
 }
 
+// Num never prints an exponent and keeps four significant digits.
+func TestNum(t *testing.T) {
+	for v, want := range map[float64]string{15258.79: "15259", 19.2096: "19.21", 0.0520574: "0.05206", 0.05: "0.05", 1e-6: "0.000001", 0: "0", 1907.35: "1907", 3: "3"} {
+		if got := Num(v); got != want {
+			t.Errorf("Num(%v) = %q, want %q", v, got, want)
+		}
+	}
+}
+
 func ExampleTicks() {
 	for _, tk := range (Ticks{N: 5}).Ticks(0, 1.3e7) {
 		if tk.Label != "" {

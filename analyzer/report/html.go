@@ -295,7 +295,7 @@ func (r *Report) periodFacts(v *view) {
 	if p.PeriodS == nil {
 		add("period of the "+what, fmt.Sprintf("none found (%s)", p.Verdict))
 	} else {
-		add("period of the "+what, fmt.Sprintf("%.4g s (%.4g Hz)", *p.PeriodS, *p.FreqHz))
+		add("period of the "+what, fmt.Sprintf("%s s (%s Hz)", plotkit.Num(*p.PeriodS), plotkit.Num(*p.FreqHz)))
 		add("confidence", fmt.Sprintf("%.2f (%s); %d of %d sampling resolutions agree", p.Confidence, p.Verdict, p.Agreeing, len(p.Resolutions)))
 		if p.Multiple > 1 {
 			add("fundamental", fmt.Sprintf("%d times the strongest spectral peak: the signal repeats at that lag (autocorrelation), the peak is a harmonic", p.Multiple))

@@ -75,9 +75,9 @@ func Summary(res ftio.Result, opt Options) string {
 	if res.PeriodS == nil {
 		fmt.Fprintf(&b, "No period found (%s)", res.Verdict)
 	} else {
-		fmt.Fprintf(&b, "Period %.4g s (%.4g Hz), confidence %.2f (%s)", *res.PeriodS, *res.FreqHz, res.Confidence, res.Verdict)
+		fmt.Fprintf(&b, "Period %s s (%s Hz), confidence %.2f (%s)", plotkit.Num(*res.PeriodS), plotkit.Num(*res.FreqHz), res.Confidence, res.Verdict)
 	}
-	fmt.Fprintf(&b, "; %d samples at %.4g Hz from %.3f s to %.3f s", res.NSamples, res.Fs, res.TStart-opt.Origin, res.TEnd-opt.Origin)
+	fmt.Fprintf(&b, "; %d samples at %s Hz from %.3f s to %.3f s", res.NSamples, plotkit.Num(res.Fs), res.TStart-opt.Origin, res.TEnd-opt.Origin)
 	if opt.Start != "" {
 		fmt.Fprintf(&b, " after the job's start (%s)", opt.Start)
 	} else {
@@ -136,7 +136,7 @@ func SignalPanel(res ftio.Result, opt Options) (plotkit.Panel, error) {
 		sig.StepStyle = plotter.PostStep
 	}
 	p.Add(sig)
-	label := fmt.Sprintf("bandwidth, %.4g samples/s", res.Fs)
+	label := fmt.Sprintf("bandwidth, %s samples/s", plotkit.Num(res.Fs))
 	if per > 1 {
 		label += fmt.Sprintf(" (drawn as the range of every %d)", per)
 	}
@@ -164,10 +164,10 @@ func SignalPanel(res ftio.Result, opt Options) (plotkit.Panel, error) {
 			l.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
 			p.Add(l)
 			panel.Legend = append(panel.Legend, plotkit.LegendEntry{
-				Label: fmt.Sprintf("dominant wave, %.4g Hz (every %.4g s)", f, 1/f), Thumbs: []plot.Thumbnailer{l}})
+				Label: fmt.Sprintf("dominant wave, %s Hz (every %s s)", plotkit.Num(f), plotkit.Num(1/f)), Thumbs: []plot.Thumbnailer{l}})
 			p.Y.Min = math.Min(0, (mean-amp)/unit.Div)
 		} else {
-			panel.Note = fmt.Sprintf("The dominant wave (%.4g Hz) makes %.0f cycles over the signal, too many to draw.", f, cycles)
+			panel.Note = fmt.Sprintf("The dominant wave (%s Hz) makes %.0f cycles over the signal, too many to draw.", plotkit.Num(f), cycles)
 		}
 	}
 	return panel, nil
@@ -210,7 +210,7 @@ func SpectrumPanel(res ftio.Result, opt Options) (plotkit.Panel, error) {
 	th.Color = plotkit.Grey
 	th.Dashes = []vg.Length{vg.Points(3), vg.Points(3)}
 	p.Add(th)
-	panel.Legend = append(panel.Legend, plotkit.LegendEntry{Label: fmt.Sprintf("candidate threshold (z > %.3g)", res.Threshold),
+	panel.Legend = append(panel.Legend, plotkit.LegendEntry{Label: fmt.Sprintf("candidate threshold (z > %s)", plotkit.Num(res.Threshold)),
 		Thumbs: []plot.Thumbnailer{th}})
 	top = math.Max(top, level)
 	p.Y.Min, p.X.Min = 0, 0
@@ -234,7 +234,7 @@ func SpectrumPanel(res ftio.Result, opt Options) (plotkit.Panel, error) {
 		p.Y.Max = top * (1 + 0.12*rows + 0.05)
 		p.Add(&plotkit.Marks{XYs: cands, Labels: labels, Above: top, Color: plotkit.Red})
 		for i, c := range res.Candidates {
-			e := plotkit.LegendEntry{Label: fmt.Sprintf("%d: %.4g Hz, every %.4g s, confidence %.2f", i+1, c.FreqHz, c.PeriodS, c.Confidence)}
+			e := plotkit.LegendEntry{Label: fmt.Sprintf("%d: %s Hz, every %s s, confidence %.2f", i+1, plotkit.Num(c.FreqHz), plotkit.Num(c.PeriodS), c.Confidence)}
 			if i == 0 {
 				e.Thumbs = []plot.Thumbnailer{sc}
 			}
