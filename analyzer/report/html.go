@@ -90,7 +90,7 @@ type view struct {
 }
 
 func num(v float64, text string) Cell {
-	return Cell{Text: text, Sort: strconv.FormatFloat(v, 'g', -1, 64), Class: "num"}
+	return Cell{Text: text, Sort: strconv.FormatFloat(v, 'f', -1, 64), Class: "num"}
 }
 
 func nsCell(ns int64) Cell { return num(float64(ns), insights.Dur(ns)) }
