@@ -243,4 +243,3 @@ func ExampleReport_WriteHTML() {
 	fmt.Println(strings.Contains(page.String(), "100 MiB written"), len(rep.Findings) > 0)
 	// Output: true true
 }
-
