@@ -197,9 +197,8 @@ type Collector struct {
 	Sizes      [2]map[int64]uint64
 	OtherSizes [2]uint64
 
-	cur  *Proc
-	t0   int64
-	last map[string]*File // nil between traces
+	cur *Proc
+	t0  int64
 }
 
 const maxSizes = 4096
