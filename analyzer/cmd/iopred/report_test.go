@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,5 +70,31 @@ func TestParseSize(t *testing.T) {
 		if _, err := parseSize(in); err == nil {
 			t.Errorf("parseSize(%q) accepted", in)
 		}
+	}
+}
+
+// iopred summary ends with the findings' problems (text) or carries them
+// beside the summary's fields (JSON), and takes --all-paths.
+func TestSummaryFindings(t *testing.T) {
+	dir := t.TempDir()
+	writeEventsTrace(t, dir, 2000, true)
+	var out, errb bytes.Buffer
+	if code := runMain([]string{"summary", "--all-paths", dir}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if !strings.Contains(out.String(), "\nFINDINGS (2 problems") || !strings.Contains(out.String(), "high    Small write requests: 2,000 of 2,000") ||
+		!strings.Contains(out.String(), "excluded: nothing (--all-paths") {
+		t.Errorf("text:\n%s", out.String())
+	}
+	out.Reset()
+	if code := runMain([]string{"summary", "--json", dir}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var got struct {
+		Processes []map[string]any `json:"processes"`
+		Findings  []map[string]any `json:"findings"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil || len(got.Processes) != 1 || len(got.Findings) < 10 {
+		t.Errorf("json: %v, %d processes, %d findings", err, len(got.Processes), len(got.Findings))
 	}
 }
