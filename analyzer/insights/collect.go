@@ -229,7 +229,7 @@ func (c *Collector) End(p *summary.Process) {
 	if c.cur == nil {
 		return
 	}
-	c.cur.DurationNs = p.DurationNs
+	c.cur.DurationNs, c.cur.MPIStartNs, c.cur.MPIEndNs, c.cur.Failed = p.DurationNs, p.MPIStartNs, p.MPIEndNs, p.Errors
 	c.cur.ReadSignal.Limit(SignalBins)
 	c.cur.WriteSignal.Limit(SignalBins)
 	c.cur = nil
@@ -278,18 +278,12 @@ func (c *Collector) Event(e *tracefmt.Event, dir tracefmt.Direction) {
 	if p == nil {
 		return
 	}
+	// MPI_Init and MPI_Finalize are the runtime's start-up and shut-down,
+	// which the summary times (End takes them).
+	if tracefmt.IsMPIStart(e.Op) || tracefmt.IsMPIEnd(e.Op) {
+		return
+	}
 	dur := max(e.EndNs-e.StartNs, 0)
-	switch {
-	case tracefmt.IsMPIStart(e.Op):
-		p.MPIStartNs += dur
-		return
-	case tracefmt.IsMPIEnd(e.Op):
-		p.MPIEndNs += dur
-		return
-	}
-	if e.Errno != 0 {
-		p.Failed++
-	}
 	// The application's own calls: a POSIX or stdio call inside an MPI
 	// call is the MPI library's, its time the MPI call's.
 	own := e.Parent == 0 || e.Layer == tracefmt.LayerMPIIO

@@ -230,13 +230,20 @@ func (c *Collector) topFiles(count func(f *File) uint64, total uint64, what stri
 		}
 		return fs[i].path < fs[j].path
 	})
+	return listed(len(fs), "files", func(i int) string {
+		return fmt.Sprintf("%s %s to %s (%s)", Count(fs[i].n), what, fs[i].path, Pct(float64(fs[i].n), float64(total)))
+	})
+}
+
+// listed returns each(i) for the first maxListed of n items, then how
+// many more there are.
+func listed(n int, what string, each func(i int) string) []string {
 	var out []string
-	for i, f := range fs {
-		if i == maxListed {
-			out = append(out, fmt.Sprintf("and %d more files", len(fs)-maxListed))
-			break
-		}
-		out = append(out, fmt.Sprintf("%s %s to %s (%s)", Count(f.n), what, f.path, Pct(float64(f.n), float64(total))))
+	for i := range min(n, maxListed) {
+		out = append(out, each(i))
+	}
+	if n > maxListed {
+		out = append(out, fmt.Sprintf("and %d more %s", n-maxListed, what))
 	}
 	return out
 }
@@ -358,14 +365,11 @@ func (c *Collector) metadata() Finding {
 	}
 	sort.Slice(heavy, func(i, j int) bool { return heavy[i].MetaNs > heavy[j].MetaNs })
 	f.Evidence = append(f.Evidence, fmt.Sprintf("%d of %d processes", len(heavy), len(c.Procs)))
-	for i, p := range heavy {
-		if i == maxListed {
-			f.Evidence = append(f.Evidence, fmt.Sprintf("and %d more", len(heavy)-maxListed))
-			break
-		}
-		f.Evidence = append(f.Evidence, fmt.Sprintf("%s: %s in %s metadata calls (%s of its I/O time), %s opens",
-			p.Label(), Dur(p.MetaNs), Count(p.MetaCalls), Pct(float64(p.MetaNs), float64(p.IONs())), Count(p.Opens)))
-	}
+	f.Evidence = append(f.Evidence, listed(len(heavy), "processes", func(i int) string {
+		p := heavy[i]
+		return fmt.Sprintf("%s: %s in %s metadata calls (%s of its I/O time), %s opens",
+			p.Label(), Dur(p.MetaNs), Count(p.MetaCalls), Pct(float64(p.MetaNs), float64(p.IONs())), Count(p.Opens))
+	})...)
 	var files []*File
 	for _, x := range c.Files {
 		files = append(files, x)
@@ -467,13 +471,10 @@ func (c *Collector) dataImbalance() Finding {
 	f.Severity = Warning
 	sort.Slice(bad, func(i, j int) bool { return bad[i].most-bad[i].lst > bad[j].most-bad[j].lst })
 	f.Evidence = append(f.Evidence, fmt.Sprintf("%d of %d shared files with data", len(bad), shared))
-	for i, b := range bad {
-		if i == maxListed {
-			f.Evidence = append(f.Evidence, fmt.Sprintf("and %d more", len(bad)-maxListed))
-			break
-		}
-		f.Evidence = append(f.Evidence, fmt.Sprintf("%s: %s moved %s, another process %s", b.path, c.procLabel(b.who), Size(b.most), Size(b.lst)))
-	}
+	f.Evidence = append(f.Evidence, listed(len(bad), "files", func(i int) string {
+		b := bad[i]
+		return fmt.Sprintf("%s: %s moved %s, another process %s", b.path, c.procLabel(b.who), Size(b.most), Size(b.lst))
+	})...)
 	f.Advice = []string{
 		"Spread the data evenly over the ranks that write the file, or let every rank take part in collective calls so that the MPI library balances the aggregators' work.",
 	}
@@ -534,14 +535,11 @@ func (c *Collector) repeatedOpens() Finding {
 		total += r.opens
 	}
 	f.Evidence = append(f.Evidence, fmt.Sprintf("%d file and process pairs, %s opens in all", len(reps), Count(total)))
-	for i, r := range reps {
-		if i == maxListed {
-			f.Evidence = append(f.Evidence, fmt.Sprintf("and %d more", len(reps)-maxListed))
-			break
-		}
-		f.Evidence = append(f.Evidence, fmt.Sprintf("%s opened %s times by %s: %s in metadata calls, %s moved per open",
-			r.path, Count(r.opens), c.procLabel(r.proc), Dur(r.meta), Size(r.bytes/int64(r.opens))))
-	}
+	f.Evidence = append(f.Evidence, listed(len(reps), "pairs", func(i int) string {
+		r := reps[i]
+		return fmt.Sprintf("%s opened %s times by %s: %s in metadata calls, %s moved per open",
+			r.path, Count(r.opens), c.procLabel(r.proc), Dur(r.meta), Size(r.bytes/int64(r.opens)))
+	})...)
 	f.Advice = []string{
 		"Open the file once and keep the descriptor (or MPI_File handle) across iterations; each open and close is a round trip to the file system's metadata service.",
 		"A checkpoint file per step is fine; re-opening one file for every small record is not.",
@@ -572,12 +570,10 @@ func (c *Collector) collective(ranked int) Finding {
 			f.Threshold = "an MPI job's ranks share files through POSIX calls only (Drishti's M01)"
 			sort.Slice(posixShared, func(i, j int) bool { return posixShared[i].Path < posixShared[j].Path })
 			f.Evidence = []string{fmt.Sprintf("%d files shared by ranks, written and read with POSIX calls only", len(posixShared))}
-			for i, x := range posixShared {
-				if i == maxListed {
-					break
-				}
-				f.Evidence = append(f.Evidence, fmt.Sprintf("%s: %d processes, %s requests", x.Path, len(x.Procs), Count(x.Read.Requests+x.Write.Requests)))
-			}
+			f.Evidence = append(f.Evidence, listed(len(posixShared), "files", func(i int) string {
+				x := posixShared[i]
+				return fmt.Sprintf("%s: %d processes, %s requests", x.Path, len(x.Procs), Count(x.Read.Requests+x.Write.Requests))
+			})...)
 			f.Advice = []string{"MPI-IO (or HDF5, PnetCDF, ADIOS2 on top of it) lets the MPI library coordinate the ranks' requests on shared files: collective buffering, fewer and larger requests, fewer lock conflicts."}
 		}
 		return f
@@ -590,15 +586,12 @@ func (c *Collector) collective(ranked int) Finding {
 		}
 	}
 	sort.Slice(mpiFiles, func(i, j int) bool { return mpiFiles[i].Path < mpiFiles[j].Path })
-	for i, x := range mpiFiles {
-		if i == maxListed {
-			f.Evidence = append(f.Evidence, fmt.Sprintf("and %d more", len(mpiFiles)-maxListed))
-			break
-		}
-		f.Evidence = append(f.Evidence, fmt.Sprintf("%s: %s collective and %s independent (%s nonblocking) data calls",
+	f.Evidence = append(f.Evidence, listed(len(mpiFiles), "files", func(i int) string {
+		x := mpiFiles[i]
+		return fmt.Sprintf("%s: %s collective and %s independent (%s nonblocking) data calls",
 			x.Path, Count(x.MPIRead.Collective+x.MPIWrite.Collective), Count(x.MPIRead.Independent+x.MPIWrite.Independent),
-			Count(x.MPIRead.Nonblocking+x.MPIWrite.Nonblocking)))
-	}
+			Count(x.MPIRead.Nonblocking+x.MPIWrite.Nonblocking))
+	})...)
 	if len(bad) == 0 {
 		f.Severity = OK
 		return f

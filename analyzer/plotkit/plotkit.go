@@ -47,29 +47,26 @@ type Unit struct {
 // RateUnit returns the decimal unit in which a bandwidth of up to max
 // bytes per second reads best: B/s, kB/s, MB/s, GB/s or TB/s.
 func RateUnit(max float64) Unit {
-	names := []string{"B/s", "kB/s", "MB/s", "GB/s", "TB/s"}
-	div := 1.0
-	for i := range names {
-		if max < div*1000 || i == len(names)-1 {
-			return Unit{div, names[i]}
-		}
-		div *= 1000
-	}
-	return Unit{1, "B/s"}
+	return unitFor(max, 1000, []string{"B/s", "kB/s", "MB/s", "GB/s", "TB/s"})
 }
 
 // SizeUnit returns the binary unit in which up to max bytes reads best:
 // B, KiB, MiB, GiB or TiB.
 func SizeUnit(max float64) Unit {
-	names := []string{"B", "KiB", "MiB", "GiB", "TiB"}
+	return unitFor(max, 1024, []string{"B", "KiB", "MiB", "GiB", "TiB"})
+}
+
+// unitFor returns the largest of the units (each base times the one
+// before) in which max is at least 1.
+func unitFor(max, base float64, names []string) Unit {
 	div := 1.0
 	for i := range names {
-		if max < div*1024 || i == len(names)-1 {
+		if max < div*base || i == len(names)-1 {
 			return Unit{div, names[i]}
 		}
-		div *= 1024
+		div *= base
 	}
-	return Unit{1, "B"}
+	return Unit{1, names[0]}
 }
 
 // Ticks places about N labelled ticks (6 when N is 0) at round values (1,
