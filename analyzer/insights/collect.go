@@ -199,6 +199,10 @@ type Collector struct {
 
 	cur *Proc
 	t0  int64
+	// the file of the previous event and its process's use (consecutive
+	// calls mostly name the same file)
+	lastFile *File
+	lastFP   *FileProc
 }
 
 const maxSizes = 4096
@@ -229,6 +233,7 @@ func (c *Collector) End(p *summary.Process) {
 	if c.cur == nil {
 		return
 	}
+	c.lastFile, c.lastFP = nil, nil
 	c.cur.DurationNs, c.cur.MPIStartNs, c.cur.MPIEndNs, c.cur.Failed = p.DurationNs, p.MPIStartNs, p.MPIEndNs, p.Errors
 	c.cur.ReadSignal.Limit(SignalBins)
 	c.cur.WriteSignal.Limit(SignalBins)
@@ -290,8 +295,13 @@ func (c *Collector) Event(e *tracefmt.Event, dir tracefmt.Direction) {
 	var f *File
 	var fp *FileProc
 	if e.Path != "" {
-		f = c.file(e.Path)
-		fp = f.proc(p.Index)
+		if c.lastFile != nil && c.lastFile.Path == e.Path {
+			f, fp = c.lastFile, c.lastFP
+		} else {
+			f = c.file(e.Path)
+			fp = f.proc(p.Index)
+			c.lastFile, c.lastFP = f, fp
+		}
 		at := c.t0 + e.StartNs
 		if f.FirstUnixNs == 0 || at < f.FirstUnixNs {
 			f.FirstUnixNs = at

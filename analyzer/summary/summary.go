@@ -206,6 +206,9 @@ type summarizer struct {
 	excluded map[string]bool    // the filter's answer by path
 	tally    pathfilter.Tally
 	obs      Observer
+	// the previous path asked about and the answer
+	lastPath     string
+	lastExcluded bool
 }
 
 // excludes tells whether the filter leaves path out, counting each
@@ -213,6 +216,9 @@ type summarizer struct {
 func (s *summarizer) excludes(path string) bool {
 	if s.filter == nil || path == "" {
 		return false
+	}
+	if path == s.lastPath {
+		return s.lastExcluded
 	}
 	x, seen := s.excluded[path]
 	if !seen {
@@ -223,6 +229,7 @@ func (s *summarizer) excludes(path string) bool {
 		x = ok
 		s.excluded[path] = x
 	}
+	s.lastPath, s.lastExcluded = path, x
 	return x
 }
 
