@@ -177,9 +177,14 @@ func SignalPanel(res ftio.Result, opt Options) (plotkit.Panel, error) {
 // on its scale, and the candidates numbered in the band above the peaks,
 // the legend saying what each number is.
 func SpectrumPanel(res ftio.Result, opt Options) (plotkit.Panel, error) {
-	p := plotkit.New("frequency (Hz)", "share of the signal's power")
+	// kHz when the spectrum reaches 10 kHz (a finely sampled trace).
+	fdiv, fname := 1.0, "Hz"
+	if res.Fs/2 >= 1e4 {
+		fdiv, fname = 1e3, "kHz"
+	}
+	p := plotkit.New("frequency ("+fname+")", "share of the signal's power")
 	panel := plotkit.Panel{Plot: p, Title: "Spectrum of " + what(opt), Height: 8 * vg.Centimeter}
-	df := res.Fs / float64(res.NSamples)
+	df := res.Fs / float64(res.NSamples) / fdiv
 	pts, per := plotkit.Envelope(res.Spectrum, df, df)
 	if len(pts) == 0 {
 		return panel, fmt.Errorf("plot: the result holds no spectrum")
@@ -218,7 +223,7 @@ func SpectrumPanel(res ftio.Result, opt Options) (plotkit.Panel, error) {
 		cands := make(plotter.XYs, len(res.Candidates))
 		labels := make([]string, len(res.Candidates))
 		for i, c := range res.Candidates {
-			cands[i] = plotter.XY{X: c.FreqHz, Y: c.Amplitude}
+			cands[i] = plotter.XY{X: c.FreqHz / fdiv, Y: c.Amplitude}
 			labels[i] = fmt.Sprint(i + 1)
 		}
 		sc, err := plotter.NewScatter(cands)
