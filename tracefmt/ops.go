@@ -61,3 +61,11 @@ func IsCollective(op string) bool {
 	}
 	return strings.Contains(op, "_all") || strings.Contains(op, "_ordered")
 }
+
+// IsMPIStart reports whether op starts the MPI runtime (MPI_Init,
+// MPI_Init_thread), and IsMPIEnd whether it shuts it down (MPI_Finalize):
+// their time is the runtime's start-up and shut-down, not I/O.
+func IsMPIStart(op string) bool { return op == "MPI_Init" || op == "MPI_Init_thread" }
+
+// IsMPIEnd reports whether op shuts the MPI runtime down (MPI_Finalize).
+func IsMPIEnd(op string) bool { return op == "MPI_Finalize" }

@@ -89,6 +89,14 @@ func (h *Histogram) cover(lo, hi int64) {
 	}
 }
 
+// Limit coarsens the histogram until it has at most maxBins bins (at
+// least 1), for a view that needs fewer than MaxBins.
+func (h *Histogram) Limit(maxBins int) {
+	for len(h.Bins) > max(maxBins, 1) {
+		h.coarsen()
+	}
+}
+
 // coarsen doubles the width, adding bins in aligned pairs.
 func (h *Histogram) coarsen() {
 	first := h.First / 2

@@ -274,3 +274,89 @@ func TestFundamental(t *testing.T) {
 		t.Errorf("bursts every 75 ms: multiple %d (autocorrelations %v), want 1", m, r)
 	}
 }
+
+// The builder leaves the system's and the MPI runtime's files out of the
+// counts, the signal and the patterns, and counts them apart; a filtered
+// builder given no filter keeps them. A nonblocking read on a kept file
+// is still completed by its wait after calls on excluded files.
+func TestBuilderExcludes(t *testing.T) {
+	rank := 0
+	h := tracefmt.Header{Program: "app", StartUnixNs: 1e18, Rank: &rank}
+	events := []*tracefmt.Event{
+		{Layer: tracefmt.LayerMPIIO, Op: "MPI_File_iread_at", Path: "/d/data", Offset: 0, Size: 100, Seq: 1, StartNs: 0, EndNs: 10},
+		{Op: "read", Path: "/proc/cpuinfo", Offset: 0, Size: 4096, Ret: 900, Bytes: 900, StartNs: 20, EndNs: 30},
+		{Op: "open", Path: "/tmp/ompi.vm.0/pid.1/x.sm", Offset: tracefmt.NoOffset, Ret: -1, Errno: 2, StartNs: 40, EndNs: 50},
+		{Layer: tracefmt.LayerMPIIO, Op: "MPI_Wait", Path: "/d/data", Offset: 0, Bytes: 100, Parent: 1, StartNs: 60, EndNs: 70},
+		{Op: "pwrite", Path: "/d/data", Offset: 100, Size: 50, Ret: 50, Bytes: 50, StartNs: 80, EndNs: 90},
+	}
+	for _, c := range []struct {
+		name             string
+		b                *Builder
+		events, excl     uint64
+		reads, failed    uint64
+		bytesRead, exclB int64
+		streams          int
+	}{
+		{"default", NewBuilder(h), 3, 2, 1, 0, 100, 900, 2},
+		{"all paths", NewFilteredBuilder(h, nil), 5, 0, 2, 1, 1000, 0, 3},
+	} {
+		for _, e := range events {
+			e.Layer = tracefmt.LayerOf(e.Op)
+			c.b.Add(e)
+		}
+		p := c.b.Partial(0, false, 0, 0)
+		k := p.Counts
+		if k.Events != c.events || k.ExcludedEvents != c.excl || k.Reads != c.reads || k.Failed != c.failed ||
+			k.BytesRead != c.bytesRead || k.ExcludedBytes != c.exclB || len(p.Streams) != c.streams {
+			t.Errorf("%s: counts %+v, %d streams", c.name, k, len(p.Streams))
+		}
+		if total(&p.Read) != float64(c.bytesRead) {
+			t.Errorf("%s: read signal holds %v bytes, want %d", c.name, total(&p.Read), c.bytesRead)
+		}
+		if p.StartUnixNs != 1e18 {
+			t.Errorf("%s: start %d", c.name, p.StartUnixNs)
+		}
+	}
+}
+
+// The job's start is the earliest rank's, whatever the merge order, and
+// unknown starts (0) do not count.
+func TestMergeStart(t *testing.T) {
+	part := func(r int, start int64) *Partial {
+		return &Partial{FirstRank: r, Ranks: 1, StartUnixNs: start, Accuracy: []float32{-1}}
+	}
+	m, err := MergeTree([]*Partial{part(0, 0), part(1, 5e17), part(2, 3e17), part(3, 4e17)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := Summarize(m); s.StartUnixNs != 3e17 {
+		t.Errorf("job start %d, want the earliest rank's 3e17", s.StartUnixNs)
+	}
+	if _, err := Decode(mustEncode(t, part(0, -1))); err == nil {
+		t.Error("a partial with a negative start decoded")
+	}
+}
+
+func mustEncode(t *testing.T, p *Partial) []byte {
+	t.Helper()
+	b, err := p.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// Limit coarsens a histogram to at most the bins asked, keeping every
+// byte.
+func TestHistogramLimit(t *testing.T) {
+	var h Histogram
+	for i := int64(0); i < 5000; i++ {
+		h.Add(1e12+i*MinBinNs, 1e12+i*MinBinNs+10, 3)
+	}
+	for _, n := range []int{4096, 300, 7, 1, 0} {
+		h.Limit(n)
+		if len(h.Bins) > max(n, 1) || total(&h) != 15000 {
+			t.Errorf("Limit(%d): %d bins, %v bytes", n, len(h.Bins), total(&h))
+		}
+	}
+}

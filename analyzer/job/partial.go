@@ -22,6 +22,7 @@ import (
 
 	"github.com/vmihailenco/msgpack/v5"
 
+	"iopred/analyzer/pathfilter"
 	"iopred/predictor/pattern"
 	"iopred/tracefmt"
 )
@@ -44,7 +45,9 @@ const (
 // Counts are the job's totals. Reads and writes count the application's
 // own data calls once (tracefmt.DataFlow): the POSIX calls an MPI-IO call
 // makes underneath are left out, a nonblocking MPI-IO call counts at its
-// completion.
+// completion. Calls on the paths the builder's filter excludes (the
+// system's and the MPI runtime's files) count only in ExcludedEvents and
+// ExcludedBytes.
 type Counts struct {
 	Events       uint64 `msgpack:"e" json:"events"`
 	POSIX        uint64 `msgpack:"px" json:"posix_events"`
@@ -60,6 +63,10 @@ type Counts struct {
 	IONs        int64 `msgpack:"io" json:"io_ns"`
 	MaxRankIONs int64 `msgpack:"mio" json:"max_rank_io_ns"`
 	MaxIORank   int   `msgpack:"mior" json:"max_io_rank"`
+	// ExcludedEvents are the calls on excluded paths; ExcludedBytes the
+	// bytes they read and wrote.
+	ExcludedEvents uint64 `msgpack:"xe" json:"excluded_events"`
+	ExcludedBytes  int64  `msgpack:"xb" json:"excluded_bytes"`
 }
 
 func (c *Counts) add(o *Counts) {
@@ -76,6 +83,8 @@ func (c *Counts) add(o *Counts) {
 	c.BytesWritten += o.BytesWritten
 	c.Failed += o.Failed
 	c.IONs += o.IONs
+	c.ExcludedEvents += o.ExcludedEvents
+	c.ExcludedBytes += o.ExcludedBytes
 }
 
 // Stream holds the strided runs of the requests of one file, reads or
@@ -96,7 +105,10 @@ type Partial struct {
 	FirstRank int    `msgpack:"r0"`
 	Ranks     int    `msgpack:"nr"`
 	Program   string `msgpack:"prog"`
-	Counts    Counts `msgpack:"c"`
+	// StartUnixNs is the wall-clock start of the earliest of the ranks'
+	// traces (their time anchors), 0 when unknown: the job's start.
+	StartUnixNs int64  `msgpack:"t0"`
+	Counts      Counts `msgpack:"c"`
 	// Write and Read are the bandwidth signals (bytes per bin, rounded to
 	// whole bytes).
 	Write Histogram `msgpack:"wh"`
@@ -123,9 +135,13 @@ func Merge(a, b *Partial) (*Partial, error) {
 	if a.Ranks+b.Ranks > MaxRanks {
 		return nil, fmt.Errorf("job: more than %d ranks", MaxRanks)
 	}
-	out := &Partial{FirstRank: a.FirstRank, Ranks: a.Ranks + b.Ranks, Program: a.Program, Counts: a.Counts}
+	out := &Partial{FirstRank: a.FirstRank, Ranks: a.Ranks + b.Ranks, Program: a.Program, Counts: a.Counts,
+		StartUnixNs: a.StartUnixNs}
 	if out.Program == "" {
 		out.Program = b.Program
+	}
+	if b.StartUnixNs > 0 && (out.StartUnixNs == 0 || b.StartUnixNs < out.StartUnixNs) {
+		out.StartUnixNs = b.StartUnixNs
 	}
 	out.Counts.add(&b.Counts)
 	for _, h := range []struct{ dst, x, y *Histogram }{{&out.Write, &a.Write, &b.Write}, {&out.Read, &a.Read, &b.Read}} {
@@ -267,6 +283,8 @@ func (p *Partial) check() error {
 		return fmt.Errorf("ranks %d..%d out of range", p.FirstRank, p.FirstRank+p.Ranks-1)
 	case len(p.Accuracy) != p.Ranks:
 		return fmt.Errorf("%d accuracies for %d ranks", len(p.Accuracy), p.Ranks)
+	case p.StartUnixNs < 0:
+		return fmt.Errorf("job start %d ns", p.StartUnixNs)
 	}
 	for _, h := range []*Histogram{&p.Write, &p.Read} {
 		if !h.Empty() {
@@ -312,6 +330,8 @@ func (p *Partial) check() error {
 type Builder struct {
 	program  string
 	t0Unix   int64 // wall-clock ns at the trace's time anchor
+	filter   *pathfilter.Filter
+	excluded map[string]bool // the filter's answer by path
 	flow     tracefmt.DataFlow
 	counts   Counts
 	write    Histogram
@@ -332,14 +352,50 @@ type rankStream struct {
 	runs     *pattern.RunBuilder
 }
 
+// defaultFilter is the filter of every builder but those of
+// NewFilteredBuilder; it is never modified.
+var defaultFilter = pathfilter.Default()
+
 // NewBuilder starts the partial of the process whose trace has header h.
+// It leaves out the calls on the paths pathfilter.Default excludes.
 func NewBuilder(h tracefmt.Header) *Builder {
-	return &Builder{program: h.Program, t0Unix: h.StartUnixNs, streams: map[streamKey]*rankStream{}}
+	return NewFilteredBuilder(h, defaultFilter)
+}
+
+// NewFilteredBuilder is NewBuilder with the calls on the paths f excludes
+// left out (none when f is nil).
+func NewFilteredBuilder(h tracefmt.Header, f *pathfilter.Filter) *Builder {
+	return &Builder{program: h.Program, t0Unix: h.StartUnixNs, filter: f, excluded: map[string]bool{},
+		streams: map[streamKey]*rankStream{}}
+}
+
+// excludes tells whether the filter leaves path out, asking it once per
+// path.
+func (b *Builder) excludes(path string) bool {
+	if b.filter == nil || path == "" {
+		return false
+	}
+	x, ok := b.excluded[path]
+	if !ok {
+		x = b.filter.Excludes(path)
+		b.excluded[path] = x
+	}
+	return x
 }
 
 // Add takes the next event of the trace (Path filled in).
 func (b *Builder) Add(e *tracefmt.Event) {
 	c := &b.counts
+	// The flow sees every event, so that a nonblocking call's completion
+	// finds its start whatever the paths.
+	dir := b.flow.Of(e)
+	if b.excludes(e.Path) {
+		c.ExcludedEvents++
+		if dir != tracefmt.NoData && e.Errno == 0 && e.Bytes > 0 {
+			c.ExcludedBytes += e.Bytes
+		}
+		return
+	}
 	c.Events++
 	switch e.Layer {
 	case tracefmt.LayerPOSIX:
@@ -352,7 +408,6 @@ func (b *Builder) Add(e *tracefmt.Event) {
 	if e.Errno != 0 {
 		c.Failed++
 	}
-	dir := b.flow.Of(e)
 	if dir == tracefmt.NoData || e.Errno != 0 || e.Bytes <= 0 {
 		return
 	}
@@ -389,7 +444,7 @@ func (b *Builder) Add(e *tracefmt.Event) {
 // Partial returns the rank's partial so far. steps and score are the
 // model's (predictor.Model.ContextScore); model says whether a model ran.
 func (b *Builder) Partial(rank int, model bool, steps uint64, score float64) *Partial {
-	p := &Partial{FirstRank: rank, Ranks: 1, Program: b.program, Counts: b.counts,
+	p := &Partial{FirstRank: rank, Ranks: 1, Program: b.program, StartUnixNs: max(b.t0Unix, 0), Counts: b.counts,
 		DroppedRequests: b.dropped, Accuracy: []float32{-1}}
 	p.Counts.IONs, p.Counts.MaxRankIONs, p.Counts.MaxIORank = b.rankIONs, b.rankIONs, rank
 	p.Write = wholeBytes(cloneHistogram(&b.write))

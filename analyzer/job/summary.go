@@ -8,8 +8,10 @@ import (
 )
 
 // SummaryVersion is the version of the Summary JSON; it changes when a
-// field changes meaning.
-const SummaryVersion = 1
+// field changes meaning. Version 2: the counts, signal and patterns leave
+// out the system's and the MPI runtime's files (pathfilter.Default), which
+// excluded_events and excluded_bytes count; start_unix_ns is new.
+const SummaryVersion = 2
 
 // Summary is the whole-job view: what rank 0 writes at MPI_Finalize, and
 // what `iopred summary` computes from the traces.
@@ -17,7 +19,10 @@ type Summary struct {
 	Version int    `json:"version"`
 	Program string `json:"program"`
 	Ranks   int    `json:"ranks"`
-	Counts  Counts `json:"counts"`
+	// StartUnixNs is when the job started: the wall-clock time of the
+	// earliest rank's trace anchor (0 when unknown).
+	StartUnixNs int64  `json:"start_unix_ns"`
+	Counts      Counts `json:"counts"`
 	// Signal is the application-level bandwidth: the bytes all ranks
 	// moved, bin by bin.
 	Signal Signal `json:"signal"`
@@ -135,8 +140,8 @@ type Cost struct {
 
 // Summarize turns the merged partial of a whole job into its summary.
 func Summarize(p *Partial) *Summary {
-	s := &Summary{Version: SummaryVersion, Program: p.Program, Ranks: p.Ranks, Counts: p.Counts,
-		DroppedRequests: p.DroppedRequests}
+	s := &Summary{Version: SummaryVersion, Program: p.Program, Ranks: p.Ranks, StartUnixNs: p.StartUnixNs,
+		Counts: p.Counts, DroppedRequests: p.DroppedRequests}
 	s.Signal, s.Period = signalOf(p)
 	for i := range p.Streams {
 		s.Patterns = append(s.Patterns, globalsOf(&p.Streams[i]))

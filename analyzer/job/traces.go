@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"iopred/analyzer/pathfilter"
 	"iopred/predictor"
 	"iopred/tracefmt"
 )
@@ -31,6 +32,42 @@ const FileSuffix = ".job.json"
 // a warning; the error returned beside the summary is then the first that
 // was not a truncation (corrupt input rather than a killed process).
 func FromTraces(paths []string) (*Summary, []string, error) {
+	return FromTracesWith(paths, Options{})
+}
+
+// Options change what FromTracesWith reads.
+type Options struct {
+	// AllPaths keeps the calls on the paths pathfilter.Default excludes.
+	AllPaths bool
+	// Processes takes traces without a rank, when none has one, for ranks
+	// 0, 1, ... in the order given: the job view of a program's
+	// processes (a single process, or the processes of a workflow).
+	Processes bool
+}
+
+// FromTracesWith is FromTraces with options.
+func FromTracesWith(paths []string, opt Options) (*Summary, []string, error) {
+	filter := defaultFilter
+	if opt.AllPaths {
+		filter = nil
+	}
+	if opt.Processes {
+		ranked := false
+		for _, path := range paths {
+			r, err := tracefmt.Open(path)
+			if err != nil {
+				return nil, nil, err
+			}
+			ranked = r.Header().Rank != nil
+			r.Close()
+			if ranked {
+				break
+			}
+		}
+		if !ranked {
+			return fromProcesses(paths, filter)
+		}
+	}
 	var warnings []string
 	var firstErr error
 	byRank := map[int]*Partial{}
@@ -38,7 +75,7 @@ func FromTraces(paths []string) (*Summary, []string, error) {
 	top := -1
 	mpi := map[int]bool{}
 	for _, path := range paths {
-		p, rank, usedMPI, err := rankPartial(path)
+		p, rank, usedMPI, err := rankPartial(path, -1, filter)
 		if err != nil {
 			warnings = append(warnings, err.Error())
 			var te *tracefmt.TruncatedError
@@ -88,19 +125,57 @@ func FromTraces(paths []string) (*Summary, []string, error) {
 	return Summarize(merged), warnings, firstErr
 }
 
-// rankPartial reads one trace into its rank's partial; rank is -1 for a
-// trace without one. usedMPI says whether the process made MPI calls.
-func rankPartial(path string) (p *Partial, rank int, usedMPI bool, err error) {
+// fromProcesses is the job view of traces without ranks, trace i taken
+// for rank i.
+func fromProcesses(paths []string, filter *pathfilter.Filter) (*Summary, []string, error) {
+	if len(paths) == 0 {
+		return nil, nil, errors.New("job: no trace")
+	}
+	if len(paths) > MaxRanks {
+		return nil, nil, fmt.Errorf("job: %d processes, more than %d", len(paths), MaxRanks)
+	}
+	var warnings []string
+	var firstErr error
+	parts := make([]*Partial, len(paths))
+	for i, path := range paths {
+		p, _, _, err := rankPartial(path, i, filter)
+		if err != nil {
+			warnings = append(warnings, err.Error())
+			var te *tracefmt.TruncatedError
+			if !errors.As(err, &te) && firstErr == nil {
+				firstErr = err
+			}
+		}
+		if p == nil {
+			p = &Partial{FirstRank: i, Ranks: 1, Accuracy: []float32{-1}}
+		}
+		parts[i] = p
+	}
+	merged, err := MergeTree(parts)
+	if err != nil {
+		return nil, warnings, err
+	}
+	return Summarize(merged), warnings, firstErr
+}
+
+// rankPartial reads one trace into its rank's partial, leaving out the
+// paths filter excludes. The rank is the trace's (-1 for a trace without
+// one), or as, when as >= 0. usedMPI says whether the process made MPI
+// calls.
+func rankPartial(path string, as int, filter *pathfilter.Filter) (p *Partial, rank int, usedMPI bool, err error) {
 	r, err := tracefmt.Open(path)
 	if err != nil {
 		return nil, -1, false, err
 	}
 	defer r.Close()
 	h := r.Header()
+	if as >= 0 {
+		h.Rank = &as
+	}
 	if h.Rank == nil {
 		return nil, -1, false, nil
 	}
-	b := NewBuilder(h)
+	b := NewFilteredBuilder(h, filter)
 	model := predictor.New(predictor.Options{})
 	cut := false
 	readErr := r.Each(func(rec tracefmt.Record) error {

@@ -93,3 +93,57 @@ func TestFromTracesRanks(t *testing.T) {
 }
 
 func itoa(i int) string { return string(rune('0' + i)) }
+
+// writePlain writes the trace of a process without a rank: n writes of
+// 4096 bytes, one every millisecond, and a read of /etc/hosts.
+func writePlain(t *testing.T, dir string, pid, n int) string {
+	t.Helper()
+	path := filepath.Join(dir, "app.h."+itoa(pid)+tracefmt.FileSuffix)
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w, err := tracefmt.NewWriter(f, tracefmt.Header{Program: "/opt/app", PID: pid, StartUnixNs: int64(pid) * 1e15}, tracefmt.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	must := func(err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(w.File(tracefmt.File{ID: 1, Path: "/d/out"}))
+	must(w.File(tracefmt.File{ID: 2, Path: "/etc/hosts"}))
+	must(w.Event(&tracefmt.Event{Op: "read", FileID: 2, Offset: 0, Size: 4096, Ret: 200, Bytes: 200, StartNs: 0, EndNs: 10}))
+	for i := 0; i < n; i++ {
+		must(w.Event(&tracefmt.Event{Op: "write", FileID: 1, Offset: int64(i) * 4096, Size: 4096, Ret: 4096, Bytes: 4096,
+			StartNs: int64(i) * 1e6, EndNs: int64(i)*1e6 + 1000}))
+	}
+	must(w.Close(tracefmt.Footer{Reason: "exit", EndNs: int64(n) * 1e6, Model: map[string]any{"events": n}}))
+	return path
+}
+
+// Traces without ranks have no job view, unless Processes takes them for
+// ranks in the order given; AllPaths keeps the system file's read.
+func TestFromTracesProcesses(t *testing.T) {
+	dir := t.TempDir()
+	paths := []string{writePlain(t, dir, 7, 30), writePlain(t, dir, 5, 10)}
+	if _, _, err := FromTraces(paths); err == nil {
+		t.Fatal("a job view of traces without ranks")
+	}
+	s, warnings, err := FromTracesWith(paths, Options{Processes: true})
+	if err != nil || len(warnings) > 0 {
+		t.Fatal(err, warnings)
+	}
+	if s.Ranks != 2 || s.Counts.Writes != 40 || s.Counts.Reads != 0 || s.Counts.ExcludedEvents != 2 || s.StartUnixNs != 5e15 {
+		t.Errorf("job of 2 processes: ranks %d, counts %+v, start %d", s.Ranks, s.Counts, s.StartUnixNs)
+	}
+	if s.Counts.MaxIORank != 0 || len(s.Accuracy.PerRank) != 2 || s.Accuracy.PerRank[0] == nil {
+		t.Errorf("rank 0 (the first trace, 30 writes) is not the longest in I/O, or no scores: %+v %v", s.Counts, s.Accuracy.PerRank)
+	}
+	all, _, err := FromTracesWith(paths, Options{Processes: true, AllPaths: true})
+	if err != nil || all.Counts.Reads != 2 || all.Counts.ExcludedEvents != 0 {
+		t.Errorf("all paths: %v %+v", err, all.Counts)
+	}
+}

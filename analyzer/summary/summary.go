@@ -1,6 +1,11 @@
 // Package summary condenses iopred traces into what a user asks first:
 // per process, how many calls, how long, how many bytes; per file, which
 // calls and how much time; which code paths (contexts) did the I/O.
+//
+// The system's and the MPI runtime's files (pathfilter.Default) are left
+// out and counted on their own unless Options.AllPaths; MPI_Init and
+// MPI_Finalize are the MPI runtime's start-up and shut-down, never I/O
+// time. Times are relative to the job's start: the earliest trace's.
 package summary
 
 import (
@@ -12,14 +17,22 @@ import (
 	"strings"
 
 	"iopred/analyzer/job"
+	"iopred/analyzer/pathfilter"
 	"iopred/tracefmt"
 )
 
 // Report is the summary of one or more traces (a job directory).
 type Report struct {
-	Processes []Process      `json:"processes"`
-	Files     []FileStats    `json:"files"`
-	Contexts  []ContextStats `json:"top_contexts"` // by time in I/O, longest first
+	// StartUnixNs is the job's start, the earliest trace's time anchor
+	// (wall-clock ns); the processes' StartNs count from it.
+	StartUnixNs int64 `json:"start_unix_ns"`
+	// Excluded counts what the path filter left out (nothing with
+	// Options.AllPaths, which AllPaths records).
+	Excluded  pathfilter.Tally `json:"excluded"`
+	AllPaths  bool             `json:"all_paths"`
+	Processes []Process        `json:"processes"`
+	Files     []FileStats      `json:"files"`
+	Contexts  []ContextStats   `json:"top_contexts"` // by time in I/O, longest first
 	// Job is the whole-job view when the traces are an MPI job's (they
 	// carry ranks): what the job wrote at MPI_Finalize (job.FromTraces).
 	Job         *job.Summary `json:"job,omitempty"`
@@ -28,14 +41,21 @@ type Report struct {
 
 // Process summarises one trace.
 type Process struct {
-	Trace        string `json:"trace"`
-	Program      string `json:"program"`
-	Host         string `json:"host"`
-	PID          int    `json:"pid"`
-	Rank         *int   `json:"rank"`
-	Events       uint64 `json:"events"`
-	DurationNs   int64  `json:"duration_ns"` // from the time anchor to the footer, or to the last event's end
-	IONs         int64  `json:"io_ns"`       // summed durations of its calls
+	Trace       string `json:"trace"`
+	Program     string `json:"program"`
+	Host        string `json:"host"`
+	PID         int    `json:"pid"`
+	Rank        *int   `json:"rank"`
+	Events      uint64 `json:"events"`
+	StartUnixNs int64  `json:"start_unix_ns"` // the trace's time anchor (wall clock)
+	StartNs     int64  `json:"start_ns"`      // the same, since the job's start
+	DurationNs  int64  `json:"duration_ns"`   // from the time anchor to the footer, or to the last event's end
+	IONs        int64  `json:"io_ns"`         // summed durations of its calls but MPI_Init and MPI_Finalize
+	// MPIStartNs and MPIEndNs are the time in MPI_Init (or
+	// MPI_Init_thread) and MPI_Finalize: the runtime's start-up and
+	// shut-down.
+	MPIStartNs   int64  `json:"mpi_startup_ns"`
+	MPIEndNs     int64  `json:"mpi_shutdown_ns"`
 	BytesRead    int64  `json:"bytes_read"`
 	BytesWritten int64  `json:"bytes_written"`
 	Errors       uint64 `json:"failed_calls"`
@@ -71,6 +91,31 @@ type ContextStats struct {
 // DefaultTop is how many contexts a report keeps unless told otherwise.
 const DefaultTop = 10
 
+// Options tune Summarize.
+type Options struct {
+	// Top is how many contexts the report keeps; all when negative.
+	Top int
+	// AllPaths keeps the calls on the paths pathfilter.Default excludes.
+	AllPaths bool
+	// Observer, when set, sees the traces as they are read.
+	Observer Observer
+}
+
+// Observer sees what Summarize reads, one trace after another: an
+// analysis that needs more than the summary's figures computes them in
+// the same pass.
+type Observer interface {
+	// Begin starts trace number proc, of header h.
+	Begin(proc int, trace string, h tracefmt.Header)
+	// Event is the next event of the trace that the summary counts (not
+	// on an excluded path); dir is the direction of its own data
+	// (tracefmt.DataFlow).
+	Event(e *tracefmt.Event, dir tracefmt.Direction)
+	// End closes the trace with its summary (whose StartNs is set only
+	// once every trace is read).
+	End(p *Process)
+}
+
 type fileAcc struct {
 	FileStats
 	procs map[int]bool
@@ -81,25 +126,40 @@ type ctxAcc struct {
 	procs map[int]bool
 }
 
-// Summarize reads every trace and summarises them. It keeps top contexts.
-// A trace that cannot be read to its end still counts with the records
-// read so far; its Process.Problem says why. The error returned is the
-// first *tracefmt.FormatError or I/O error met (nil when every trace was
-// at worst truncated), so that callers can tell corrupt input from a
-// killed process.
-func Summarize(traces []string, top int) (*Report, error) {
-	rep := &Report{}
-	files := map[string]*fileAcc{}
-	ctxs := map[uint64]*ctxAcc{}
+// Summarize reads every trace and summarises them. A trace that cannot be
+// read to its end still counts with the records read so far; its
+// Process.Problem says why. The error returned is the first
+// *tracefmt.FormatError or I/O error met (nil when every trace was at
+// worst truncated), so that callers can tell corrupt input from a killed
+// process.
+func Summarize(traces []string, opt Options) (*Report, error) {
+	rep := &Report{AllPaths: opt.AllPaths}
+	s := &summarizer{files: map[string]*fileAcc{}, ctxs: map[uint64]*ctxAcc{}, excluded: map[string]bool{},
+		obs: opt.Observer}
+	if !opt.AllPaths {
+		s.filter = pathfilter.Default()
+	}
 	var firstErr error
 	for i, path := range traces {
-		p, err := summarizeTrace(i, path, files, ctxs)
+		p, err := s.trace(i, path)
 		rep.Processes = append(rep.Processes, p)
 		var te *tracefmt.TruncatedError
 		if err != nil && !errors.As(err, &te) && firstErr == nil {
 			firstErr = err
 		}
 	}
+	for _, p := range rep.Processes {
+		if p.StartUnixNs > 0 && (rep.StartUnixNs == 0 || p.StartUnixNs < rep.StartUnixNs) {
+			rep.StartUnixNs = p.StartUnixNs
+		}
+	}
+	for i := range rep.Processes {
+		if p := &rep.Processes[i]; p.StartUnixNs > 0 {
+			p.StartNs = p.StartUnixNs - rep.StartUnixNs
+		}
+	}
+	rep.Excluded = s.tally
+	files, ctxs := s.files, s.ctxs
 	for _, f := range files {
 		f.Processes = len(f.procs)
 		rep.Files = append(rep.Files, f.FileStats)
@@ -122,12 +182,12 @@ func Summarize(traces []string, top int) (*Report, error) {
 		}
 		return a.ID < b.ID
 	})
-	if top >= 0 && len(rep.Contexts) > top {
-		rep.Contexts = rep.Contexts[:top]
+	if opt.Top >= 0 && len(rep.Contexts) > opt.Top {
+		rep.Contexts = rep.Contexts[:opt.Top]
 	}
 	for _, p := range rep.Processes {
 		if p.Rank != nil {
-			j, warnings, err := job.FromTraces(traces)
+			j, warnings, err := job.FromTracesWith(traces, job.Options{AllPaths: opt.AllPaths})
 			rep.Job, rep.JobWarnings = j, warnings
 			if j == nil && err != nil {
 				rep.JobWarnings = append(rep.JobWarnings, "no job view: "+err.Error())
@@ -138,9 +198,44 @@ func Summarize(traces []string, top int) (*Report, error) {
 	return rep, firstErr
 }
 
-// summarizeTrace adds one trace to files and ctxs; proc numbers the trace.
-func summarizeTrace(proc int, path string, files map[string]*fileAcc, ctxs map[uint64]*ctxAcc) (Process, error) {
-	p := Process{Trace: path}
+// summarizer holds what Summarize accumulates over the traces.
+type summarizer struct {
+	files    map[string]*fileAcc
+	ctxs     map[uint64]*ctxAcc
+	filter   *pathfilter.Filter // nil: every path
+	excluded map[string]bool    // the filter's answer by path
+	tally    pathfilter.Tally
+	obs      Observer
+	// the previous path asked about and the answer
+	lastPath     string
+	lastExcluded bool
+}
+
+// excludes tells whether the filter leaves path out, counting each
+// excluded path once.
+func (s *summarizer) excludes(path string) bool {
+	if s.filter == nil || path == "" {
+		return false
+	}
+	if path == s.lastPath {
+		return s.lastExcluded
+	}
+	x, seen := s.excluded[path]
+	if !seen {
+		r, ok := s.filter.Match(path)
+		if ok {
+			s.tally.Add(r)
+		}
+		x = ok
+		s.excluded[path] = x
+	}
+	s.lastPath, s.lastExcluded = path, x
+	return x
+}
+
+// trace adds one trace to the files and contexts; proc numbers the trace.
+func (s *summarizer) trace(proc int, path string) (p Process, err error) {
+	p = Process{Trace: path}
 	r, err := tracefmt.Open(path)
 	if err != nil {
 		p.Problem = err.Error()
@@ -148,7 +243,12 @@ func summarizeTrace(proc int, path string, files map[string]*fileAcc, ctxs map[u
 	}
 	defer r.Close()
 	h := r.Header()
-	p.Program, p.Host, p.PID, p.Rank = h.Program, h.Host, h.PID, h.Rank
+	p.Program, p.Host, p.PID, p.Rank, p.StartUnixNs = h.Program, h.Host, h.PID, h.Rank, h.StartUnixNs
+	if s.obs != nil {
+		s.obs.Begin(proc, path, h)
+		defer func() { s.obs.End(&p) }()
+	}
+	files, ctxs := s.files, s.ctxs
 	var lastEnd int64
 	var flow tracefmt.DataFlow
 	for {
@@ -166,18 +266,38 @@ func summarizeTrace(proc int, path string, files map[string]*fileAcc, ctxs map[u
 		switch {
 		case rec.Event != nil:
 			e := rec.Event
-			p.Events++
 			dur := e.EndNs - e.StartNs
 			lastEnd = max(lastEnd, e.EndNs)
-			if e.Errno != 0 {
-				p.Errors++
-			}
+			dir := flow.Of(e)
 			var read, written int64
-			switch flow.Of(e) {
+			switch dir {
 			case tracefmt.Read:
 				read = max(e.Bytes, 0)
 			case tracefmt.Write:
 				written = max(e.Bytes, 0)
+			}
+			if s.excludes(e.Path) {
+				s.tally.Events++
+				s.tally.Bytes += read + written
+				if e.Parent == 0 || e.Layer == tracefmt.LayerMPIIO {
+					s.tally.IONs += dur
+				}
+				continue
+			}
+			p.Events++
+			if e.Errno != 0 {
+				p.Errors++
+			}
+			if s.obs != nil {
+				s.obs.Event(e, dir)
+			}
+			switch {
+			case tracefmt.IsMPIStart(e.Op):
+				p.MPIStartNs += dur
+				continue
+			case tracefmt.IsMPIEnd(e.Op):
+				p.MPIEndNs += dur
+				continue
 			}
 			// A POSIX call made inside an MPI-IO call is counted as a call,
 			// but its time is already the MPI-IO call's.
@@ -191,7 +311,7 @@ func summarizeTrace(proc int, path string, files map[string]*fileAcc, ctxs map[u
 			if e.Op == "copy_file_range" && e.Bytes > 0 && e.Aux > 0 && e.Aux <= 1<<32-1 {
 				// The event names the input file; the bytes also land in
 				// the output file, whose id is in Aux.
-				if out, ok := r.Files()[uint32(e.Aux)]; ok {
+				if out, ok := r.Files()[uint32(e.Aux)]; ok && !s.excludes(out.Path) {
 					p.BytesWritten += e.Bytes
 					o := fileOf(files, out.Path)
 					o.BytesWritten += e.Bytes

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"iopred/tracefmt"
 )
@@ -67,7 +68,7 @@ func TestSummarize(t *testing.T) {
 	if err != nil || len(traces) != 2 || traces[0] != a || traces[1] != b {
 		t.Fatalf("Discover: %v %v", traces, err)
 	}
-	rep, err := Summarize(traces, 10)
+	rep, err := Summarize(traces, Options{Top: 10})
 	if err != nil {
 		t.Fatalf("a truncated trace must not be an error: %v", err)
 	}
@@ -103,7 +104,7 @@ func TestSummarize(t *testing.T) {
 	if w := rep.Contexts[0].Where; w != "app+0x1234 (dump)" {
 		t.Errorf("innermost application frame %q, want the app's dump, not libc", w)
 	}
-	if top, _ := Summarize(traces, 1); len(top.Contexts) != 1 {
+	if top, _ := Summarize(traces, Options{Top: 1}); len(top.Contexts) != 1 {
 		t.Errorf("top 1 kept %d contexts", len(top.Contexts))
 	}
 	var out bytes.Buffer
@@ -134,7 +135,7 @@ func TestSummarizeCorrupt(t *testing.T) {
 	bad := filepath.Join(dir, "zz"+tracefmt.FileSuffix)
 	os.WriteFile(bad, []byte("this is no trace at all"), 0o644)
 	traces, _ := tracefmt.Discover(dir)
-	rep, err := Summarize(traces, 10)
+	rep, err := Summarize(traces, Options{Top: 10})
 	var fe *tracefmt.FormatError
 	if !errors.As(err, &fe) || fe.File != bad {
 		t.Fatalf("err %v, want a FormatError naming %s", err, bad)
@@ -198,7 +199,7 @@ func TestCopyFileRangeCountsBothFiles(t *testing.T) {
 	}
 	w.Close(tracefmt.Footer{Reason: "exit"})
 	f.Close()
-	rep, err := Summarize([]string{path}, 10)
+	rep, err := Summarize([]string{path}, Options{Top: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,5 +209,113 @@ func TestCopyFileRangeCountsBothFiles(t *testing.T) {
 	}
 	if byPath["/src"].BytesRead != 700 || byPath["/dst"].BytesWritten != 700 || rep.Processes[0].BytesRead != 700 || rep.Processes[0].BytesWritten != 700 {
 		t.Fatalf("files %+v, process %+v", rep.Files, rep.Processes[0])
+	}
+}
+
+// writeMPIProc writes the trace of an MPI rank started startUnixNs: MPI_Init
+// (500 us) reading /proc/cpuinfo and opening an Open MPI session file
+// inside it, one 4 KiB write of its own and one read of /etc/hosts (20
+// us each), MPI_Finalize (300 us).
+func writeMPIProc(t *testing.T, dir string, rank int, startUnixNs int64) string {
+	t.Helper()
+	path := filepath.Join(dir, "mpi.host."+itoa(100+rank)+".r"+itoa(rank)+tracefmt.FileSuffix)
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r := rank
+	w, err := tracefmt.NewWriter(f, tracefmt.Header{Program: "/home/u/mpi", Host: "host", PID: 100 + rank, Rank: &r,
+		StartUnixNs: startUnixNs}, tracefmt.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	must := func(err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range []uint64{7, 8, 9} {
+		must(w.Context(tracefmt.Context{ID: id, Frames: []tracefmt.Frame{{Module: "/home/u/mpi", Offset: id}}}))
+	}
+	must(w.File(tracefmt.File{ID: 1, Path: "/proc/cpuinfo"}))
+	must(w.File(tracefmt.File{ID: 2, Path: "/tmp/ompi.host.0/pid.9/1/x_cid-0-9.sm"}))
+	must(w.File(tracefmt.File{ID: 3, Path: "/d/out." + itoa(rank)}))
+	must(w.File(tracefmt.File{ID: 4, Path: "/etc/hosts"}))
+	must(w.Event(&tracefmt.Event{Op: "read", FileID: 1, Offset: 0, Size: 4096, Ret: 900, Bytes: 900, StartNs: 100, EndNs: 200, Parent: 1}))
+	must(w.Event(&tracefmt.Event{Op: "open", FileID: 2, Offset: tracefmt.NoOffset, Ret: 5, StartNs: 300, EndNs: 400, Parent: 1}))
+	must(w.Event(&tracefmt.Event{Op: "MPI_Init", Offset: tracefmt.NoOffset, StartNs: 0, EndNs: 500_000, Seq: 1, Ctx: 7}))
+	must(w.Event(&tracefmt.Event{Op: "pwrite", FileID: 3, Offset: 0, Size: 4096, Ret: 4096, Bytes: 4096, StartNs: 600_000, EndNs: 620_000, Ctx: 8}))
+	must(w.Event(&tracefmt.Event{Op: "read", FileID: 4, Offset: 0, Size: 4096, Ret: 50, Bytes: 50, StartNs: 700_000, EndNs: 720_000}))
+	must(w.Event(&tracefmt.Event{Op: "MPI_Finalize", Offset: tracefmt.NoOffset, StartNs: 800_000, EndNs: 1_100_000, Seq: 2, Ctx: 9}))
+	must(w.Close(tracefmt.Footer{Reason: "exit", EndNs: 1_200_000, Events: 6}))
+	return path
+}
+
+// The system's and the MPI runtime's files are left out of the processes,
+// files, contexts and job view and counted on one line; MPI_Init and
+// MPI_Finalize are start-up and shut-down time, not I/O time; the
+// processes' starts count from the earliest, which the text states once
+// as a date. With AllPaths the files are kept.
+func TestSummarizeExclusionsAndMPI(t *testing.T) {
+	dir := t.TempDir()
+	const t0 = int64(1_700_000_000_000_000_000)
+	traces := []string{writeMPIProc(t, dir, 0, t0+2_000_000), writeMPIProc(t, dir, 1, t0)}
+	rep, err := Summarize(traces, Options{Top: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.StartUnixNs != t0 || rep.Processes[0].StartNs != 2_000_000 || rep.Processes[1].StartNs != 0 {
+		t.Errorf("job start %d, process starts %d %d", rep.StartUnixNs, rep.Processes[0].StartNs, rep.Processes[1].StartNs)
+	}
+	x := rep.Excluded
+	if x.Files != 3 || x.Events != 6 || x.Bytes != 100 || x.ByKind["system"] != 2 || x.ByKind["MPI runtime"] != 1 {
+		t.Errorf("excluded %+v: want 3 files (2 system, 1 MPI runtime), 6 calls, the 2 reads of /etc/hosts", x)
+	}
+	for _, p := range rep.Processes {
+		if p.Events != 3 || p.IONs != 20_000 || p.MPIStartNs != 500_000 || p.MPIEndNs != 300_000 || p.BytesRead != 0 {
+			t.Errorf("process %+v: want 3 calls, 20 us of I/O, 500 us start-up, 300 us shut-down, nothing read", p)
+		}
+	}
+	if len(rep.Files) != 2 {
+		t.Errorf("files %+v: want the two outputs only", rep.Files)
+	}
+	if len(rep.Contexts) != 1 || rep.Contexts[0].ID != 8 {
+		t.Errorf("contexts %+v: want the write's only", rep.Contexts)
+	}
+	if j := rep.Job; j == nil || j.Counts.Reads != 0 || j.Counts.ExcludedEvents != 6 || j.StartUnixNs != t0 {
+		t.Errorf("job view %+v", j)
+	}
+	var out bytes.Buffer
+	if err := WriteText(&out, rep); err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	for _, want := range []string{"excluded: 3 files, 100 B (6 calls", "2 system, 1 MPI runtime", "--all-paths",
+		"MPI START-UP", "500µs", "300µs", "0.002000", "; 6 more on excluded paths"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text lacks %q:\n%s", want, text)
+		}
+	}
+	if n := strings.Count(text, time.Unix(0, t0).Format("2006-01-02")); n != 1 {
+		t.Errorf("the job's date appears %d times, want once:\n%s", n, text)
+	}
+	for _, gone := range []string{"/proc", "/etc/hosts", "ompi.host", "MPI_Init", "(no file)"} {
+		if strings.Contains(text, gone) {
+			t.Errorf("text shows %q:\n%s", gone, text)
+		}
+	}
+
+	all, err := Summarize(traces, Options{Top: 10, AllPaths: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all.Files) != 5 || all.Excluded.Files != 0 || all.Processes[0].BytesRead != 50 || all.Job.Counts.Reads != 2 {
+		t.Errorf("all paths: %d files, excluded %+v, process %+v", len(all.Files), all.Excluded, all.Processes[0])
+	}
+	out.Reset()
+	WriteText(&out, all)
+	if !strings.Contains(out.String(), "excluded: nothing (--all-paths") {
+		t.Errorf("all paths text:\n%s", out.String())
 	}
 }

@@ -11,13 +11,28 @@ import (
 	"time"
 
 	"iopred/analyzer/job"
+	"iopred/analyzer/pathfilter"
 )
 
 // WriteText prints the report as three aligned tables: processes, files,
-// top contexts.
+// top contexts, after the job's start (the one absolute time; the others
+// count from it) and what the path filter left out.
 func WriteText(w io.Writer, rep *Report) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "PROCESS\tPID\tRANK\tEVENTS\tDURATION\tIO TIME\tREAD\tWRITTEN\tFAILED\tSTATUS")
+	if rep.StartUnixNs > 0 {
+		fmt.Fprintf(tw, "job started %s; times are seconds since then\n", FormatDate(rep.StartUnixNs))
+	}
+	fmt.Fprintln(tw, ExcludedLine(rep))
+	fmt.Fprintln(tw)
+	mpi := false
+	for _, p := range rep.Processes {
+		mpi = mpi || p.MPIStartNs > 0 || p.MPIEndNs > 0
+	}
+	head := "PROCESS\tPID\tRANK\tSTART\tEND\tEVENTS\tIO TIME\t"
+	if mpi {
+		head += "MPI START-UP\tMPI SHUT-DOWN\t"
+	}
+	fmt.Fprintln(tw, head+"READ\tWRITTEN\tFAILED\tSTATUS")
 	for _, p := range rep.Processes {
 		rank := "-"
 		if p.Rank != nil {
@@ -34,8 +49,12 @@ func WriteText(w io.Writer, rep *Report) error {
 		if p.Program == "" {
 			prog = filepath.Base(p.Trace)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%s\t%s\t%s\t%s\t%d\t%s\n", prog, p.PID, rank, p.Events,
-			duration(p.DurationNs), duration(p.IONs), size(p.BytesRead), size(p.BytesWritten), p.Errors, status)
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%d\t%s\t", prog, p.PID, rank, Seconds(p.StartNs),
+			Seconds(p.StartNs+p.DurationNs), p.Events, duration(p.IONs))
+		if mpi {
+			fmt.Fprintf(tw, "%s\t%s\t", duration(p.MPIStartNs), duration(p.MPIEndNs))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", size(p.BytesRead), size(p.BytesWritten), p.Errors, status)
 	}
 	fmt.Fprintln(tw)
 	fmt.Fprintln(tw, "FILE\tPROCS\tEVENTS\tIO TIME\tREAD\tWRITTEN\tCALLS")
@@ -67,7 +86,11 @@ func WriteText(w io.Writer, rep *Report) error {
 func writeJob(w io.Writer, j *job.Summary) {
 	c := &j.Counts
 	fmt.Fprintf(w, "\nJOB\t%s, %d ranks\n", filepath.Base(j.Program), j.Ranks)
-	fmt.Fprintf(w, "calls\t%d (posix %d, stdio %d, mpiio %d), %d failed\n", c.Events, c.POSIX, c.Stdio, c.MPIIO, c.Failed)
+	fmt.Fprintf(w, "calls\t%d (posix %d, stdio %d, mpiio %d), %d failed", c.Events, c.POSIX, c.Stdio, c.MPIIO, c.Failed)
+	if c.ExcludedEvents > 0 {
+		fmt.Fprintf(w, "; %d more on excluded paths", c.ExcludedEvents)
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintf(w, "data\t%d writes (%s), %d reads (%s)\n", c.Writes, size(c.BytesWritten), c.Reads, size(c.BytesRead))
 	fmt.Fprintf(w, "io time\t%s summed over ranks; longest rank %d: %s\n", duration(c.IONs), c.MaxIORank, duration(c.MaxRankIONs))
 	for _, d := range []struct {
@@ -109,6 +132,41 @@ func writeJob(w io.Writer, j *job.Summary) {
 	if j.DroppedRequests > 0 {
 		fmt.Fprintf(w, "(%d requests on files past the per-rank bound of %d streams are not in the patterns)\n", j.DroppedRequests, job.MaxStreams)
 	}
+}
+
+// FormatDate prints a wall-clock time (ns since the Unix epoch) as a
+// date to the millisecond, in the local time zone, named.
+func FormatDate(unixNs int64) string {
+	return time.Unix(0, unixNs).Format("2006-01-02 15:04:05.000 MST (-07:00)")
+}
+
+// Seconds prints a time since the job's start, in seconds to the
+// microsecond below 10 s and to the millisecond above.
+func Seconds(ns int64) string {
+	if ns < 10e9 && ns > -10e9 {
+		return strconv.FormatFloat(float64(ns)/1e9, 'f', 6, 64)
+	}
+	return strconv.FormatFloat(float64(ns)/1e9, 'f', 3, 64)
+}
+
+// ExcludedLine says on one line what the path filter left out, or that
+// nothing was, and how to see it.
+func ExcludedLine(rep *Report) string {
+	x := &rep.Excluded
+	switch {
+	case rep.AllPaths:
+		return "excluded: nothing (--all-paths: the system's and the MPI runtime's files are listed)"
+	case x.Files == 0:
+		return "excluded: nothing (no system or MPI runtime file was used)"
+	}
+	var kinds []string
+	for _, k := range []pathfilter.Kind{pathfilter.System, pathfilter.MPIRuntime} {
+		if n := x.ByKind[k.String()]; n > 0 {
+			kinds = append(kinds, fmt.Sprintf("%d %s", n, k))
+		}
+	}
+	return fmt.Sprintf("excluded: %d files, %s (%d calls, %s) on system and MPI runtime paths (%s); --all-paths shows them",
+		x.Files, size(x.Bytes), x.Events, duration(x.IONs), strings.Join(kinds, ", "))
 }
 
 // calls prints op counts as "write=10 read=4", most frequent first.

@@ -10,6 +10,7 @@ import (
 	"iopred/analyzer/ftio"
 	"iopred/analyzer/ftio/ftioplot"
 	"iopred/analyzer/job"
+	"iopred/analyzer/summary"
 	"iopred/tracefmt"
 )
 
@@ -197,7 +198,8 @@ func runPeriodJob(paths []string, mode ftio.Mode, asJSON bool, plot string, stdo
 		return fmt.Errorf("the job has no %s requests", mode)
 	}
 	if plot != "" {
-		if err := ftioplot.Plot(plot, p.Result); err != nil {
+		opt := ftioplot.Options{Origin: float64(sum.StartUnixNs) / 1e9, Start: summary.FormatDate(sum.StartUnixNs), What: map[ftio.Mode]string{ftio.ModeWrite: "the job's writes", ftio.ModeRead: "the job's reads", ftio.ModeBoth: "the job's reads and writes"}[mode]}
+		if err := ftioplot.PlotWith(plot, p.Result, opt); err != nil {
 			return err
 		}
 	}

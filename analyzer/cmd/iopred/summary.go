@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"iopred/analyzer/insights"
 	"iopred/analyzer/summary"
 	"iopred/tracefmt"
 )
@@ -12,7 +13,7 @@ import (
 func init() {
 	register(&command{
 		name:    "summary",
-		usage:   "[--json] [--top N] TRACE|DIR...",
+		usage:   "[--json] [--top N] [--all-paths] TRACE|DIR...",
 		summary: "per process and per file: calls, bytes, time in I/O; the top contexts",
 		run:     runSummary,
 	})
@@ -23,6 +24,7 @@ func runSummary(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet(c, stderr)
 	asJSON := fs.Bool("json", false, "print the summary as one JSON object")
 	top := fs.Int("top", summary.DefaultTop, "list the `N` contexts with the most time in I/O")
+	allPaths := fs.Bool("all-paths", false, "keep the system's files (/etc, /dev, /usr, /proc, /sys, ...) and the MPI runtime's session files, which are left out and counted on one line by default")
 	paths, err := parseFlagsAnywhere(fs, args)
 	if err != nil {
 		return err
@@ -34,7 +36,12 @@ func runSummary(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	rep, sumErr := summary.Summarize(traces, *top)
+	col := insights.NewCollector(insights.Thresholds{})
+	rep, sumErr := summary.Summarize(traces, summary.Options{Top: *top, AllPaths: *allPaths, Observer: col})
+	if rep == nil {
+		return sumErr
+	}
+	findings := col.Findings()
 	for _, p := range rep.Processes {
 		if p.Problem != "" {
 			fmt.Fprintf(stderr, "iopred summary: warning: %s\n", p.Problem)
@@ -43,12 +50,46 @@ func runSummary(args []string, stdout, stderr io.Writer) error {
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		err = enc.Encode(rep)
+		err = enc.Encode(struct {
+			*summary.Report
+			Findings []insights.Finding `json:"findings"`
+		}{rep, findings})
 	} else {
 		err = summary.WriteText(stdout, rep)
+		if err == nil {
+			err = writeFindings(stdout, findings)
+		}
 	}
 	if err != nil {
 		return err
 	}
 	return sumErr
+}
+
+// writeFindings prints the problems the findings name, with their first
+// piece of evidence, or that every check passed.
+func writeFindings(w io.Writer, fs []insights.Finding) error {
+	var lines []string
+	passed := 0
+	for _, f := range fs {
+		switch f.Severity {
+		case insights.High, insights.Warning:
+			ev := ""
+			if len(f.Evidence) > 0 {
+				ev = ": " + f.Evidence[0]
+			}
+			lines = append(lines, fmt.Sprintf("%-8s%s%s", f.Severity, f.Title, ev))
+		case insights.OK:
+			passed++
+		}
+	}
+	if _, err := fmt.Fprintf(w, "\nFINDINGS (%d problems, %d checks passed; iopred report shows the evidence, thresholds and advice)\n", len(lines), passed); err != nil {
+		return err
+	}
+	for _, l := range lines {
+		if _, err := fmt.Fprintln(w, l); err != nil {
+			return err
+		}
+	}
+	return nil
 }

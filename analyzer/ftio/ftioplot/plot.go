@@ -5,9 +5,8 @@
 package ftioplot
 
 import (
-	"bytes"
 	"fmt"
-	"image/color"
+	"html"
 	"math"
 	"os"
 	"path/filepath"
@@ -18,154 +17,236 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
-	"gonum.org/v1/plot/vg/vgsvg"
 
 	"iopred/analyzer/ftio"
+	"iopred/analyzer/plotkit"
 )
 
-// Plot draws the bandwidth signal with the dominant cosine overlaid and
-// the single-sided spectrum with the candidates and the z-score threshold
+// Options tune a plot.
+type Options struct {
+	// Origin is the time, in the result's seconds, that the time axis
+	// counts from: the job's start. The zero value keeps the result's own
+	// times, which for iopred traces read by ftio.FileSources already
+	// count from the earliest trace's start, and for FTIO's inputs from
+	// the application's (TMIO's) start.
+	Origin float64
+	// Start, when set, is the job's start as a date (summary.FormatDate),
+	// stated once on the HTML page.
+	Start string
+	// What names the signal in the titles ("the job's writes"); empty:
+	// "the I/O".
+	What string
+}
+
+// Plot draws the bandwidth signal with the dominant wave overlaid and the
+// single-sided spectrum with the candidates and the z-score threshold
 // marked, one above the other. The extension of path picks the format:
-// .svg, .png, or .html (the SVG inside a small page).
-func Plot(path string, res ftio.Result) error {
-	top, err := signalPlot(res)
+// .svg, .png, or .html (a page with the figure as wide as the window).
+func Plot(path string, res ftio.Result) error { return PlotWith(path, res, Options{}) }
+
+// PlotWith is Plot with options.
+func PlotWith(path string, res ftio.Result, opt Options) error {
+	fig, err := Figure(res, opt)
 	if err != nil {
 		return err
 	}
-	bottom, err := spectrumPlot(res)
-	if err != nil {
-		return err
-	}
-	const w, h = 24 * vg.Centimeter, 18 * vg.Centimeter
-	var canvas vg.CanvasWriterTo
-	ext := strings.ToLower(filepath.Ext(path))
-	switch ext {
-	case ".svg", ".html", ".htm":
-		canvas = vgsvg.New(w, h)
-	case ".png":
-		canvas = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(110))}
+	switch ext := strings.ToLower(filepath.Ext(path)); ext {
+	case ".html", ".htm":
+		svg, err := fig.SVG()
+		if err != nil {
+			return fmt.Errorf("plot %s: %w", path, err)
+		}
+		page := "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>iopred period</title>\n" +
+			"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n" +
+			"<style>body{font-family:'Liberation Sans',Arimo,Arial,Helvetica,sans-serif;margin:1em 2%;}svg{display:block;width:100%;height:auto;}</style>\n" +
+			"</head>\n<body>\n<p>" + html.EscapeString(Summary(res, opt)) + "</p>\n" + string(svg) + "\n</body></html>\n"
+		return os.WriteFile(path, []byte(page), 0o644)
+	case ".svg", ".png":
+		return fig.WriteFile(path)
 	default:
 		return fmt.Errorf("plot %s: unknown format %q (want .svg, .png or .html)", path, ext)
 	}
-	dc := draw.New(canvas)
-	tiles := draw.Tiles{Rows: 2, Cols: 1, PadY: vg.Centimeter / 2, PadTop: vg.Centimeter / 4, PadBottom: vg.Centimeter / 4, PadLeft: vg.Centimeter / 4, PadRight: vg.Centimeter / 2}
-	plots := [][]*plot.Plot{{top}, {bottom}}
-	canvases := plot.Align(plots, tiles, dc)
-	top.Draw(canvases[0][0])
-	bottom.Draw(canvases[1][0])
-	var buf bytes.Buffer
-	if _, err := canvas.WriteTo(&buf); err != nil {
-		return fmt.Errorf("plot %s: %w", path, err)
-	}
-	out := buf.Bytes()
-	if ext == ".html" || ext == ".htm" {
-		out = []byte("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>iopred period</title></head>\n<body>\n" +
-			"<p>" + htmlSummary(res) + "</p>\n" + string(out) + "\n</body></html>\n")
-	}
-	return os.WriteFile(path, out, 0o644)
 }
 
-func htmlSummary(res ftio.Result) string {
+// Summary says in a sentence what FTIO found, with times since the job's
+// start (and the start as a date when known).
+func Summary(res ftio.Result, opt Options) string {
+	var b strings.Builder
 	if res.PeriodS == nil {
-		return fmt.Sprintf("No period found (%s), %d samples at %g Hz.", res.Verdict, res.NSamples, res.Fs)
+		fmt.Fprintf(&b, "No period found (%s)", res.Verdict)
+	} else {
+		fmt.Fprintf(&b, "Period %s s (%s Hz), confidence %.2f (%s)", plotkit.Num(*res.PeriodS), plotkit.Num(*res.FreqHz), res.Confidence, res.Verdict)
 	}
-	return fmt.Sprintf("Period %.6g s (%.6g Hz), confidence %.4f (%s), %d samples at %g Hz.",
-		*res.PeriodS, *res.FreqHz, res.Confidence, res.Verdict, res.NSamples, res.Fs)
+	fmt.Fprintf(&b, "; %d samples at %s Hz from %.3f s to %.3f s", res.NSamples, plotkit.Num(res.Fs), res.TStart-opt.Origin, res.TEnd-opt.Origin)
+	if opt.Start != "" {
+		fmt.Fprintf(&b, " after the job's start (%s)", opt.Start)
+	} else {
+		b.WriteString(" after the start")
+	}
+	b.WriteString(".")
+	return b.String()
 }
 
-func signalPlot(res ftio.Result) (*plot.Plot, error) {
-	p := plot.New()
-	p.Title.Text = "Bandwidth signal"
-	p.X.Label.Text = "time (s)"
-	p.Y.Label.Text = "bandwidth (B/s)"
-	pts := make(plotter.XYs, len(res.Signal))
-	for i, v := range res.Signal {
-		pts[i] = plotter.XY{X: res.TStart + float64(i)/res.Fs, Y: v}
-	}
-	mean, _ := stat.PopMeanStdDev(res.Signal, nil)
-	sig, err := plotter.NewLine(pts)
+// Figure returns the signal and spectrum panels of a result.
+func Figure(res ftio.Result, opt Options) (*plotkit.Figure, error) {
+	sig, err := SignalPanel(res, opt)
 	if err != nil {
 		return nil, err
 	}
-	sig.Color = color.RGBA{R: 31, G: 119, B: 180, A: 255}
-	sig.StepStyle = plotter.PostStep
-	p.Add(sig)
-	p.Legend.Add("signal", sig)
-	if res.FreqHz != nil {
-		// Give the cosine the signal's mean and variance.
-		_, std := stat.PopMeanStdDev(res.Signal, nil)
-		f, amp := *res.FreqHz, math.Sqrt2*std
-		cos := make(plotter.XYs, len(pts))
-		for i := range cos {
-			t := pts[i].X
-			cos[i] = plotter.XY{X: t, Y: mean + amp*math.Cos(2*math.Pi*f*t+res.Phase)}
-		}
-		l, err := plotter.NewLine(cos)
-		if err != nil {
-			return nil, err
-		}
-		l.Color = color.RGBA{R: 214, G: 39, B: 40, A: 255}
-		l.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
-		p.Add(l)
-		p.Legend.Add(fmt.Sprintf("dominant cosine %.4g Hz", f), l)
+	spec, err := SpectrumPanel(res, opt)
+	if err != nil {
+		return nil, err
 	}
-	p.Legend.Top = true
-	return p, nil
+	return &plotkit.Figure{Panels: []plotkit.Panel{sig, spec}}, nil
 }
 
-func spectrumPlot(res ftio.Result) (*plot.Plot, error) {
-	p := plot.New()
-	p.Title.Text = "Single-sided spectrum (normalised power)"
-	p.X.Label.Text = "frequency (Hz)"
-	p.Y.Label.Text = "share of power"
-	pts := make(plotter.XYs, len(res.Spectrum))
-	for i, v := range res.Spectrum {
-		pts[i] = plotter.XY{X: float64(i+1) * res.Fs / float64(res.NSamples), Y: v}
+func what(opt Options) string {
+	if opt.What == "" {
+		return "the I/O"
+	}
+	return opt.What
+}
+
+// SignalPanel draws the bandwidth signal, in the unit its peak reads best
+// in, against seconds since the job's start, with FTIO's dominant wave.
+func SignalPanel(res ftio.Result, opt Options) (plotkit.Panel, error) {
+	peak := 0.0
+	for _, v := range res.Signal {
+		peak = math.Max(peak, v)
+	}
+	unit := plotkit.RateUnit(peak)
+	p := plotkit.New("time since the job's start (s)", "bandwidth ("+unit.Name+")")
+	scaled := make([]float64, len(res.Signal))
+	for i, v := range res.Signal {
+		scaled[i] = v / unit.Div
+	}
+	x0 := res.TStart - opt.Origin
+	pts, per := plotkit.Envelope(scaled, x0, 1/res.Fs)
+	panel := plotkit.Panel{Plot: p, Title: "Bandwidth of " + what(opt), Height: 8 * vg.Centimeter}
+	if len(pts) == 0 {
+		return panel, fmt.Errorf("plot: the result holds no signal")
+	}
+	sig, err := plotter.NewLine(pts)
+	if err != nil {
+		return panel, err
+	}
+	sig.Color = plotkit.Blue
+	sig.Width = vg.Points(1)
+	if per == 1 {
+		sig.StepStyle = plotter.PostStep
+	}
+	p.Add(sig)
+	label := fmt.Sprintf("bandwidth, %s samples/s", plotkit.Num(res.Fs))
+	if per > 1 {
+		label += fmt.Sprintf(" (drawn as the range of every %d)", per)
+	}
+	panel.Legend = append(panel.Legend, plotkit.LegendEntry{Label: label, Thumbs: []plot.Thumbnailer{sig}})
+	p.X.Min, p.X.Max = x0, x0+float64(len(res.Signal))/res.Fs
+	p.Y.Min, p.Y.Max = 0, peak/unit.Div*1.05
+	if res.FreqHz != nil {
+		f := *res.FreqHz
+		span := float64(len(res.Signal)) / res.Fs
+		// Give the wave the signal's mean and variance.
+		mean, std := stat.PopMeanStdDev(res.Signal, nil)
+		amp := math.Sqrt2 * std
+		if cycles := span * f; cycles <= plotkit.MaxDrawn/20 {
+			n := int(math.Max(200, cycles*20))
+			wave := make(plotter.XYs, n+1)
+			for i := range wave {
+				t := res.TStart + span*float64(i)/float64(n)
+				wave[i] = plotter.XY{X: t - opt.Origin, Y: (mean + amp*math.Cos(2*math.Pi*f*t+res.Phase)) / unit.Div}
+			}
+			l, err := plotter.NewLine(wave)
+			if err != nil {
+				return panel, err
+			}
+			l.Color = plotkit.Red
+			l.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
+			p.Add(l)
+			panel.Legend = append(panel.Legend, plotkit.LegendEntry{
+				Label: fmt.Sprintf("dominant wave, %s Hz (every %s s)", plotkit.Num(f), plotkit.Num(1/f)), Thumbs: []plot.Thumbnailer{l}})
+			p.Y.Min = math.Min(0, (mean-amp)/unit.Div)
+		} else {
+			panel.Note = fmt.Sprintf("The dominant wave (%s Hz) makes %.0f cycles over the signal, too many to draw.", plotkit.Num(f), cycles)
+		}
+	}
+	return panel, nil
+}
+
+// SpectrumPanel draws the single-sided spectrum, the z-score threshold
+// on its scale, and the candidates numbered in the band above the peaks,
+// the legend saying what each number is.
+func SpectrumPanel(res ftio.Result, opt Options) (plotkit.Panel, error) {
+	// kHz when the spectrum reaches 10 kHz (a finely sampled trace).
+	fdiv, fname := 1.0, "Hz"
+	if res.Fs/2 >= 1e4 {
+		fdiv, fname = 1e3, "kHz"
+	}
+	p := plotkit.New("frequency ("+fname+")", "share of the signal's power")
+	panel := plotkit.Panel{Plot: p, Title: "Spectrum of " + what(opt), Height: 8 * vg.Centimeter}
+	df := res.Fs / float64(res.NSamples) / fdiv
+	pts, per := plotkit.Envelope(res.Spectrum, df, df)
+	if len(pts) == 0 {
+		return panel, fmt.Errorf("plot: the result holds no spectrum")
 	}
 	stems, err := plotter.NewLine(pts)
 	if err != nil {
-		return nil, err
+		return panel, err
 	}
-	stems.Color = color.RGBA{R: 31, G: 119, B: 180, A: 255}
+	stems.Color = plotkit.Blue
+	stems.Width = vg.Points(1)
 	p.Add(stems)
-	p.Legend.Add("spectrum", stems)
+	label := "power by frequency"
+	if per > 1 {
+		label += fmt.Sprintf(" (drawn as the range of every %d bins)", per)
+	}
+	panel.Legend = append(panel.Legend, plotkit.LegendEntry{Label: label, Thumbs: []plot.Thumbnailer{stems}})
+	top := 0.0
+	for _, v := range res.Spectrum {
+		top = math.Max(top, v)
+	}
 	// The threshold in z-score terms, drawn on the spectrum's scale.
 	mean, std := stat.PopMeanStdDev(res.Spectrum, nil)
 	level := mean + res.Threshold*std
-	if len(pts) > 0 {
-		th, err := plotter.NewLine(plotter.XYs{{X: pts[0].X, Y: level}, {X: pts[len(pts)-1].X, Y: level}})
-		if err != nil {
-			return nil, err
-		}
-		th.Color = color.RGBA{R: 127, G: 127, B: 127, A: 255}
-		th.Dashes = []vg.Length{vg.Points(3), vg.Points(3)}
-		p.Add(th)
-		p.Legend.Add(fmt.Sprintf("threshold z > %.3g", res.Threshold), th)
+	th, err := plotter.NewLine(plotter.XYs{{X: pts[0].X, Y: level}, {X: pts[len(pts)-1].X, Y: level}})
+	if err != nil {
+		return panel, err
 	}
+	th.Color = plotkit.Grey
+	th.Dashes = []vg.Length{vg.Points(3), vg.Points(3)}
+	p.Add(th)
+	panel.Legend = append(panel.Legend, plotkit.LegendEntry{Label: fmt.Sprintf("candidate threshold (z > %s)", plotkit.Num(res.Threshold)),
+		Thumbs: []plot.Thumbnailer{th}})
+	top = math.Max(top, level)
+	p.Y.Min, p.X.Min = 0, 0
 	if len(res.Candidates) > 0 {
 		cands := make(plotter.XYs, len(res.Candidates))
+		labels := make([]string, len(res.Candidates))
 		for i, c := range res.Candidates {
-			cands[i] = plotter.XY{X: c.FreqHz, Y: c.Amplitude}
+			cands[i] = plotter.XY{X: c.FreqHz / fdiv, Y: c.Amplitude}
+			labels[i] = fmt.Sprint(i + 1)
 		}
 		sc, err := plotter.NewScatter(cands)
 		if err != nil {
-			return nil, err
+			return panel, err
 		}
-		sc.Color = color.RGBA{R: 214, G: 39, B: 40, A: 255}
+		sc.Color = plotkit.Red
 		sc.Shape = draw.CircleGlyph{}
-		sc.Radius = vg.Points(4)
+		sc.Radius = vg.Points(3.5)
 		p.Add(sc)
-		p.Legend.Add("candidates", sc)
-		labels := make([]string, len(res.Candidates))
+		// Rows of numbers above the highest peak.
+		rows := math.Min(float64(len(cands)), 4)
+		p.Y.Max = top * (1 + 0.12*rows + 0.05)
+		p.Add(&plotkit.Marks{XYs: cands, Labels: labels, Above: top, Color: plotkit.Red})
 		for i, c := range res.Candidates {
-			labels[i] = fmt.Sprintf(" %.4g Hz (conf %.2f)", c.FreqHz, c.Confidence)
+			e := plotkit.LegendEntry{Label: fmt.Sprintf("%d: %s Hz, every %s s, confidence %.2f", i+1, plotkit.Num(c.FreqHz), plotkit.Num(c.PeriodS), c.Confidence)}
+			if i == 0 {
+				e.Thumbs = []plot.Thumbnailer{sc}
+			}
+			panel.Legend = append(panel.Legend, e)
 		}
-		lb, err := plotter.NewLabels(plotter.XYLabels{XYs: cands, Labels: labels})
-		if err == nil {
-			p.Add(lb)
-		}
+	} else {
+		p.Y.Max = top * 1.05
 	}
-	p.Legend.Top = true
-	return p, nil
+	return panel, nil
 }

@@ -1,0 +1,245 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"html"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"iopred/tracefmt"
+)
+
+// job writes the traces of an MPI job of n ranks: each opens a shared
+// file, writes 1,200 records of 2 KiB with MPI_File_write_at (the POSIX
+// pwrite beneath each), reads /proc/cpuinfo, and calls MPI_Init and
+// MPI_Finalize; the last rank's trace is cut short when truncate.
+func mpiJob(t *testing.T, n int, truncate bool) []string {
+	t.Helper()
+	dir := t.TempDir()
+	var paths []string
+	for r := range n {
+		path := filepath.Join(dir, fmt.Sprintf("app.h.%d.r%d%s", 100+r, r, tracefmt.FileSuffix))
+		f, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rank := r
+		w, err := tracefmt.NewWriter(f, tracefmt.Header{Program: "/home/u/app", Args: []string{"app", "-n", "3"}, Host: "node1",
+			PID: 100 + r, Rank: &rank, StartUnixNs: 1.7e18 + int64(r)*1e6, Library: "iopred test"}, tracefmt.WriterOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		must := func(err error) {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		must(w.Context(tracefmt.Context{ID: 5, Frames: []tracefmt.Frame{{Module: "/home/u/app", Offset: 0x42, Function: "dump"}}}))
+		must(w.File(tracefmt.File{ID: 1, Path: "/scratch/out.dat"}))
+		must(w.File(tracefmt.File{ID: 2, Path: "/proc/cpuinfo"}))
+		now := int64(0)
+		ev := func(e tracefmt.Event, dur int64) {
+			e.StartNs, e.EndNs = now, now+dur
+			now += dur + 500
+			must(w.Event(&e))
+		}
+		ev(tracefmt.Event{Op: "read", FileID: 2, Offset: 0, Size: 4096, Ret: 900, Bytes: 900, Parent: 1}, 1000)
+		ev(tracefmt.Event{Op: "MPI_Init", Offset: tracefmt.NoOffset, Seq: 1}, 2e8)
+		ev(tracefmt.Event{Op: "MPI_File_open", FileID: 1, Offset: tracefmt.NoOffset, Seq: 2, Ctx: 5}, 1e6)
+		seq := int64(3)
+		for i := range 1200 {
+			if i%100 == 0 {
+				now += 5e7 // a compute phase: ten checkpoints of 100 records
+			}
+			off := int64(i*n+r) * 2048
+			ev(tracefmt.Event{Op: "pwrite", FileID: 1, Offset: off, Size: 2048, Ret: 2048, Bytes: 2048, Parent: seq}, 20000)
+			ev(tracefmt.Event{Op: "MPI_File_write_at", FileID: 1, Offset: off, Size: 2048, Bytes: 2048, Seq: seq, Ctx: 5}, 30000+int64(r)*1000)
+			seq++
+		}
+		if truncate && r == n-1 {
+			must(w.Flush())
+			f.Close()
+			paths = append(paths, path)
+			continue
+		}
+		ev(tracefmt.Event{Op: "MPI_File_close", FileID: 1, Offset: tracefmt.NoOffset, Seq: seq}, 1e5)
+		ev(tracefmt.Event{Op: "MPI_Finalize", Offset: tracefmt.NoOffset, Seq: seq + 1}, 5e7)
+		must(w.Close(tracefmt.Footer{Reason: "exit", EndNs: now, Model: map[string]any{"events": 1}}))
+		f.Close()
+		paths = append(paths, path)
+	}
+	return paths
+}
+
+func render(t *testing.T, rep *Report) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := rep.WriteHTML(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// The report of an MPI job holds every section, states the job's start
+// once as a date, finds the small and misaligned writes and the missing
+// collective calls with their figures, lists the ranks and the shared
+// file but not the excluded /proc file, and needs nothing outside itself
+// (no URL to fetch, no external script, style or image).
+func TestReportJob(t *testing.T) {
+	rep, err := Build(mpiJob(t, 4, false), Options{Command: "iopred report /x", Version: "9.9"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sev := map[string]string{}
+	for _, f := range rep.Findings {
+		sev[f.ID] = string(f.Severity)
+	}
+	for id, want := range map[string]string{"small-writes": "high", "misaligned": "high", "no-collective": "high", "repeated-opens": "ok", "io-time": "info"} {
+		if sev[id] != want {
+			t.Errorf("finding %s: %q, want %q", id, sev[id], want)
+		}
+	}
+	if rep.Job == nil || rep.Job.Ranks != 4 || rep.Job.Period.Write == nil || rep.Job.Period.Write.PeriodS == nil {
+		t.Fatalf("job view %+v", rep.Job)
+	}
+	page := html.UnescapeString(render(t, rep))
+	for _, want := range []string{`id="facts"`, `id="findings"`, `id="time"`, `id="bandwidth"`, `id="period"`, `id="patterns"`,
+		`id="prediction"`, `id="files"`, `id="contexts"`, `id="about"`, `id="table-ranks"`, `id="table-files"`,
+		"an MPI job of 4 ranks", "/scratch/out.dat", "app+0x42 (dump)", "app -n 3", "excluded: 1 files",
+		"4,800 of 4,800 write requests", "<svg width=\"100%\"", "Made by iopred 9.9 with: iopred report /x",
+		"period of the writes", "context score"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if n := strings.Count(page, "2023-11-14"); n != 2 { // the subtitle and the facts
+		t.Errorf("the job's date appears %d times, want in the title and the facts only", n)
+	}
+	if strings.Contains(page, "/proc/cpuinfo\"") || strings.Contains(page, ">/proc/cpuinfo<") {
+		t.Error("the excluded /proc/cpuinfo is listed")
+	}
+	for _, bad := range []*regexp.Regexp{regexp.MustCompile(`(?i)\b(src|href)="(https?:|//)`), regexp.MustCompile(`(?i)<link\b`),
+		regexp.MustCompile(`(?i)<script[^>]+src=`), regexp.MustCompile(`(?i)url\((['"]?)(https?:|//)`), regexp.MustCompile(`(?i)@import`)} {
+		if m := bad.FindString(page); m != "" {
+			t.Errorf("the page refers to something outside itself: %q", m)
+		}
+	}
+	// Every process row's times count from the job's start: rank 3
+	// started 3 ms after rank 0.
+	if !strings.Contains(page, `data-v="3000000" class="num">0.003</td>`) {
+		t.Error("rank 3's start is not 0.003 s after the job's")
+	}
+}
+
+// A job whose last trace is cut short still gets its report, which says
+// so; the error is nil (a truncation is not corrupt input).
+func TestReportTruncated(t *testing.T) {
+	rep, err := Build(mpiJob(t, 2, true), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Problems) != 1 || !strings.Contains(rep.Problems[0], "without a footer") {
+		t.Fatalf("problems %q", rep.Problems)
+	}
+	page := render(t, rep)
+	if !strings.Contains(page, "Trace not read to its end") || !strings.Contains(page, "(incomplete)") {
+		t.Error("the page does not say that a trace was cut short")
+	}
+}
+
+// AllPaths keeps the system file, and the page says nothing was excluded.
+func TestReportAllPaths(t *testing.T) {
+	rep, err := Build(mpiJob(t, 2, false), Options{AllPaths: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := render(t, rep)
+	if !strings.Contains(page, ">/proc/cpuinfo<") || !strings.Contains(page, "excluded: nothing (--all-paths") {
+		t.Error("--all-paths: /proc/cpuinfo not listed, or exclusions claimed")
+	}
+}
+
+// fakeFormat registers once a trace format of this test (".fakeio"
+// files whose first line names a program), to show that the report
+// reads whatever tracefmt.Open reads: each file is one process writing
+// 10 records.
+var fakeFormat sync.Once
+
+func registerFake() {
+	fakeFormat.Do(func() {
+		tracefmt.RegisterFormat(tracefmt.Format{Name: "report-test", Suffixes: []string{".fakeio"},
+			Open: func(path, proc string) (tracefmt.Stream, error) {
+				b, err := os.ReadFile(path)
+				if err != nil {
+					return nil, err
+				}
+				prog := strings.TrimSpace(string(b))
+				recs := []tracefmt.Record{{Kind: tracefmt.KindFile, File: &tracefmt.File{ID: 1, Path: "/data/" + prog + ".out"}}}
+				for i := range int64(10) {
+					recs = append(recs, tracefmt.Record{Kind: tracefmt.KindEvent, Event: &tracefmt.Event{Op: "write", FileID: 1,
+						Offset: i * 1 << 20, Size: 1 << 20, Ret: 1 << 20, Bytes: 1 << 20, StartNs: i * 1e7, EndNs: i*1e7 + 1e6}})
+				}
+				return tracefmt.SliceStream(tracefmt.Header{Program: prog, PID: 7, StartUnixNs: 1.7e18}, recs), nil
+			}})
+	})
+}
+
+// A trace of another format registered with tracefmt gets a report like
+// an iopred trace: the single process, its file, its bandwidth.
+func TestReportOtherFormat(t *testing.T) {
+	registerFake()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "run.fakeio"), []byte("solver\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	traces, err := tracefmt.Discover(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Build(traces, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := render(t, rep)
+	for _, want := range []string{"I/O report: solver", "1 process,", "/data/solver.out", "10 MiB written", "Bandwidth of the job"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+}
+
+// No trace is an error, not an empty page.
+func TestReportNoTrace(t *testing.T) {
+	if _, err := Build(nil, Options{}); err == nil {
+		t.Error("a report of nothing")
+	}
+}
+
+func ExampleReport_WriteHTML() {
+	dir, _ := os.MkdirTemp("", "report")
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "app.h.1"+tracefmt.FileSuffix)
+	f, _ := os.Create(path)
+	w, _ := tracefmt.NewWriter(f, tracefmt.Header{Program: "app", PID: 1, StartUnixNs: 1.7e18}, tracefmt.WriterOptions{})
+	w.File(tracefmt.File{ID: 1, Path: "/scratch/out"})
+	for i := range int64(100) {
+		w.Event(&tracefmt.Event{Op: "write", FileID: 1, Offset: i << 20, Size: 1 << 20, Ret: 1 << 20, Bytes: 1 << 20, StartNs: i * 1e6, EndNs: i*1e6 + 5e5})
+	}
+	w.Close(tracefmt.Footer{Reason: "exit", EndNs: 1e8})
+	f.Close()
+
+	rep, err := Build([]string{path}, Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	var page bytes.Buffer
+	rep.WriteHTML(&page)
+	fmt.Println(strings.Contains(page.String(), "100 MiB written"), len(rep.Findings) > 0)
+	// Output: true true
+}
