@@ -293,7 +293,7 @@ func (w *storeWriter) importDay(src Source, name string, k0 int64, n int, from, 
 	}
 	var complete []string
 	if old >= 0 {
-		dd, err := readChunk(filepath.Join(w.dir, daysDir, w.s.idx.Days[old].File), w.s.pos, len(w.s.idx.OSTs))
+		dd, err := readChunk(filepath.Join(w.dir, daysDir, w.s.idx.Days[old].File), w.s.pos, len(w.s.idx.OSTs), w.s.idx.StepNS)
 		if err != nil {
 			return err
 		}

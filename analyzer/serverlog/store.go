@@ -216,7 +216,7 @@ func (s *Store) day(d storeDay) (*dayData, error) {
 			return c, nil
 		}
 	}
-	dd, err := readChunk(filepath.Join(s.dir, daysDir, d.File), s.pos, len(s.idx.OSTs))
+	dd, err := readChunk(filepath.Join(s.dir, daysDir, d.File), s.pos, len(s.idx.OSTs), s.idx.StepNS)
 	if err != nil {
 		return nil, err
 	}
@@ -234,35 +234,52 @@ var (
 
 func decoder() *zstd.Decoder {
 	zstdDecOnce.Do(func() {
-		zstdDec, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0))
+		// DecodeAll decodes no more than the capacity it is given, which
+		// decodeChunk sets from the checked header.
+		zstdDec, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecodeAllCapLimit(true))
 	})
 	return zstdDec
 }
 
 // readChunk decodes a chunk into columns indexed by pos (OST name to the
-// store's index) among n OSTs.
-func readChunk(path string, pos map[string]int, n int) (*dayData, error) {
+// store's index) among n OSTs, on the store's step (ns).
+func readChunk(path string, pos map[string]int, n int, step int64) (*dayData, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	bad := func(what string) error { return fmt.Errorf("%s: corrupt chunk: %s", path, what) }
+	dd, err := decodeChunk(b, pos, n, step)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	dd.file = filepath.Base(path)
+	return dd, nil
+}
+
+// decodeChunk checks the header against the store (its step, the cells
+// of the day it starts, OSTs the index knows) and the decompressed size
+// against the header before it allocates anything the header claims.
+func decodeChunk(b []byte, pos map[string]int, n int, step int64) (*dayData, error) {
+	bad := func(what string) error { return fmt.Errorf("corrupt chunk: %s", what) }
 	if len(b) < len(chunkMagic)+4+8+8+4+4 || string(b[:len(chunkMagic)]) != chunkMagic {
 		return nil, bad("no header")
 	}
 	p := b[len(chunkMagic):]
 	if v := binary.LittleEndian.Uint32(p); v != storeVersion {
-		return nil, fmt.Errorf("%s: chunk version %d, this iopred reads %d", path, v, storeVersion)
+		return nil, fmt.Errorf("chunk version %d, this iopred reads %d", v, storeVersion)
 	}
-	dd := &dayData{file: filepath.Base(path), start: int64(binary.LittleEndian.Uint64(p[4:])),
+	dd := &dayData{start: int64(binary.LittleEndian.Uint64(p[4:])),
 		cells: int(binary.LittleEndian.Uint32(p[20:])), read: make([][]float64, n), write: make([][]float64, n)}
-	step := float64(binary.LittleEndian.Uint64(p[12:])) / 1e9
+	if st := int64(binary.LittleEndian.Uint64(p[12:])); st != step {
+		return nil, bad(fmt.Sprintf("step %d ns, the store's is %d", st, step))
+	}
 	nost := int(binary.LittleEndian.Uint32(p[24:]))
 	p = p[28:]
-	if dd.cells > 1<<24 || nost > 1<<20 || step <= 0 {
-		return nil, bad("header out of range")
+	if k0, cells := dayCells(dd.start, step); dd.start != k0*step || dd.cells != cells || nost > n {
+		return nil, bad("header off the store's grid")
 	}
 	cols := make([]int, nost)
+	seen := make(map[int]bool, nost)
 	for i := range nost {
 		if len(p) < 2 {
 			return nil, bad("OST names cut")
@@ -274,22 +291,39 @@ func readChunk(path string, pos map[string]int, n int) (*dayData, error) {
 		name := string(p[2 : 2+l])
 		p = p[2+l:]
 		j, ok := pos[name]
-		if !ok {
-			return nil, bad(fmt.Sprintf("OST %q not in the index", name))
+		if !ok || seen[j] {
+			return nil, bad(fmt.Sprintf("OST %q not in the index or listed twice", name))
 		}
+		seen[j] = true
 		cols[i] = j
 	}
-	raw, err := decoder().DecodeAll(p, make([]byte, 0, nost*dd.cells*4))
+	// Each column holds its shift and one to ten bytes per cell.
+	least, most := uint64(2*nost*(dd.cells+1)), uint64(2*nost*(10*dd.cells+1))
+	var zh zstd.Header
+	if err := zh.Decode(p); err != nil {
+		return nil, bad(err.Error())
+	}
+	if zh.HasFCS { // zstd leaves the size out of small frames
+		if zh.FrameContentSize < least || zh.FrameContentSize > most {
+			return nil, bad("column block of the wrong size")
+		}
+		most = zh.FrameContentSize
+	}
+	raw, err := decoder().DecodeAll(p, make([]byte, 0, most))
 	if err != nil {
-		return nil, fmt.Errorf("%s: corrupt chunk: %v", path, err)
+		return nil, bad(err.Error())
+	}
+	if uint64(len(raw)) < least {
+		return nil, bad("columns shorter than the header says")
 	}
 	back := make([]float64, 2*nost*dd.cells)
+	secs := float64(step) / 1e9
 	for i, j := range cols {
 		rd, wr := back[2*i*dd.cells:(2*i+1)*dd.cells:(2*i+1)*dd.cells], back[(2*i+1)*dd.cells:(2*i+2)*dd.cells]
-		if raw, err = decodeColumn(raw, rd, step); err != nil {
+		if raw, err = decodeColumn(raw, rd, secs); err != nil {
 			return nil, bad(err.Error())
 		}
-		if raw, err = decodeColumn(raw, wr, step); err != nil {
+		if raw, err = decodeColumn(raw, wr, secs); err != nil {
 			return nil, bad(err.Error())
 		}
 		dd.read[j], dd.write[j] = rd, wr

@@ -303,3 +303,32 @@ func TestImportFrom(t *testing.T) {
 		t.Error("rates without series accepted")
 	}
 }
+
+// FuzzDecodeChunk proves that no damaged chunk makes the store panic or
+// allocate what its header claims without the data to back it.
+func FuzzDecodeChunk(f *testing.F) {
+	k0, n := dayCells(1_700_000_000e9, int64(time.Hour))
+	day := synthRates(2, n, time.Unix(0, k0*int64(time.Hour)), time.Hour)
+	day.Write[1][7] = math.NaN()
+	good, err := encodeChunk(day.Start.UnixNano(), day.Step, day.OSTs, day.Read, day.Write)
+	if err != nil {
+		f.Fatal(err)
+	}
+	pos := map[string]int{day.OSTs[0]: 0, day.OSTs[1]: 1}
+	if _, err := decodeChunk(good, pos, 2, int64(time.Hour)); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(good)
+	f.Add(good[:40])
+	f.Fuzz(func(t *testing.T, b []byte) {
+		dd, err := decodeChunk(b, pos, 2, int64(time.Hour))
+		if err != nil {
+			return
+		}
+		for i := range dd.read {
+			if dd.read[i] != nil && (len(dd.read[i]) != dd.cells || len(dd.write[i]) != dd.cells) {
+				t.Fatalf("column %d of %d/%d cells, header says %d", i, len(dd.read[i]), len(dd.write[i]), dd.cells)
+			}
+		}
+	})
+}
