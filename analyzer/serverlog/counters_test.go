@@ -85,6 +85,9 @@ func TestParseTime(t *testing.T) {
 			t.Errorf("ParseTime(%q) = %v, %v; want %v", s, got, err, want)
 		}
 	}
+	if got, err := ParseTime("2018-01-28", ny); err != nil || !got.Equal(want.Add(-5*time.Second)) {
+		t.Errorf("a date alone: %v %v, want its midnight in New York", got, err)
+	}
 	if got, err := ParseTime("1510782606.789180921", nil); err != nil || got.UnixNano() != 1510782606789180921 {
 		t.Errorf("decimal Unix seconds: %v %v", got.UnixNano(), err)
 	}
