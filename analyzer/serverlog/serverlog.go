@@ -120,7 +120,9 @@ type Source interface {
 	Span() (from, to time.Time, step time.Duration, err error)
 	// OSTs lists the OSTs the source knows, in a stable order.
 	OSTs() ([]string, error)
-	// Window returns the rates of [from, to) on the source's grid.
+	// Window returns the rates of [from, to) on the source's grid: from
+	// the sample holding from to the one holding the instant before to,
+	// clipped to the span (zero times mean the span's edges).
 	Window(from, to time.Time) (*Rates, error)
 	// Close releases the source.
 	Close() error

@@ -106,8 +106,19 @@ func IsStore(dir string) bool {
 	return err == nil && st.Mode().IsRegular()
 }
 
-// OpenStore opens the store in dir for reading.
-func OpenStore(dir string, opts Options) (Source, error) { return openStore(dir) }
+// OpenStore opens the store in dir for reading. Its rates are on the
+// store's own step: an opts.Step that differs is an error (import again
+// into a store of that step instead).
+func OpenStore(dir string, opts Options) (Source, error) {
+	s, err := openStore(dir)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Step != 0 && int64(opts.Step) != s.idx.StepNS {
+		return nil, fmt.Errorf("%s: the store's step is %v, not %v", dir, time.Duration(s.idx.StepNS), opts.Step)
+	}
+	return s, nil
+}
 
 func openStore(dir string) (*Store, error) {
 	b, err := os.ReadFile(filepath.Join(dir, indexName))

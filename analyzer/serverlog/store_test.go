@@ -238,6 +238,9 @@ func TestStoreCorrupt(t *testing.T) {
 	if _, err := OpenStore(dir, Options{}); err == nil || !strings.Contains(err.Error(), "store version 7") {
 		t.Errorf("index of another version: %v", err)
 	}
+	if _, err := OpenStore(dir, Options{Step: time.Minute}); err == nil || !strings.Contains(err.Error(), "the store's step is 5s, not 1m0s") {
+		t.Errorf("another step: %v", err)
+	}
 	if _, err := OpenStore(t.TempDir(), Options{}); err == nil || !strings.Contains(err.Error(), "not an iopred store") {
 		t.Errorf("empty directory: %v", err)
 	}
