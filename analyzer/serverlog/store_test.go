@@ -213,12 +213,16 @@ func TestStoreInterrupted(t *testing.T) {
 }
 
 // TestStoreCorrupt proves that a damaged chunk or index is an error that
-// names the file, not a panic or wrong rates.
+// names the file, not a panic or wrong rates, and that asking a store for
+// another step is refused.
 func TestStoreCorrupt(t *testing.T) {
 	lmt, _ := storeFixture(t)
 	dir := filepath.Join(t.TempDir(), "store")
 	if _, err := Import(context.Background(), dir, []Spec{{Path: lmt}}, Options{TZ: time.UTC}, ImportOptions{}); err != nil {
 		t.Fatal(err)
+	}
+	if _, err := OpenStore(dir, Options{Step: time.Minute}); err == nil || !strings.Contains(err.Error(), "the store's step is 5s, not 1m0s") {
+		t.Errorf("another step: %v", err)
 	}
 	ents, _ := os.ReadDir(filepath.Join(dir, daysDir))
 	chunk := filepath.Join(dir, daysDir, ents[0].Name())
@@ -237,9 +241,6 @@ func TestStoreCorrupt(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, indexName), []byte(`{"version": 7}`), 0o644)
 	if _, err := OpenStore(dir, Options{}); err == nil || !strings.Contains(err.Error(), "store version 7") {
 		t.Errorf("index of another version: %v", err)
-	}
-	if _, err := OpenStore(dir, Options{Step: time.Minute}); err == nil || !strings.Contains(err.Error(), "the store's step is 5s, not 1m0s") {
-		t.Errorf("another step: %v", err)
 	}
 	if _, err := OpenStore(t.TempDir(), Options{}); err == nil || !strings.Contains(err.Error(), "not an iopred store") {
 		t.Errorf("empty directory: %v", err)
