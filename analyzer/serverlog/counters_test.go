@@ -97,3 +97,21 @@ func TestParseTime(t *testing.T) {
 		}
 	}
 }
+
+// whole returns a function that reads the whole span of the source an
+// Open function returns, closes it and fails the test on an error:
+// whole(t)(OpenLMT(path, opts)).
+func whole(t *testing.T) func(Source, error) *Rates {
+	return func(src Source, err error) *Rates {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer src.Close()
+		r, err := src.Window(time.Time{}, time.Time{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+}

@@ -44,15 +44,7 @@ func TestLDMS(t *testing.T) {
 	t0 := int64(1_700_000_000) // a multiple of 5 s
 	path := filepath.Join(dir, "lustre_ost.csv")
 	os.WriteFile(path, []byte(ldmsHeader+"\n"+ldmsRows(10, t0)), 0o644)
-	src, err := OpenSource(Spec{Path: path}, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	r, err := src.Window(time.Time{}, time.Time{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := whole(t)(OpenSource(Spec{Path: path}, Options{}))
 	if strings.Join(r.OSTs, ",") != "snx-OST0000,snx-OST0001" || r.Len() != 10 {
 		t.Fatalf("OSTs %v, %d samples", r.OSTs, r.Len())
 	}
@@ -72,15 +64,7 @@ func TestLDMS(t *testing.T) {
 	alt := filepath.Join(dir, "lustre_ost.1700000000")
 	os.WriteFile(alt, []byte(ldmsRows(10, t0)), 0o644)
 	os.WriteFile(filepath.Join(dir, "lustre_ost.HEADER.1700000000"), []byte(ldmsHeader+"\n"), 0o644)
-	src2, err := OpenSource(Spec{Path: alt}, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src2.Close()
-	r2, err := src2.Window(time.Time{}, time.Time{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r2 := whole(t)(OpenSource(Spec{Path: alt}, Options{}))
 	for k := range r.Len() {
 		if !sameRate(r.Write[0][k], r2.Write[0][k]) {
 			t.Fatalf("altheader: cell %d %v, with the header inline %v", k, r2.Write[0][k], r.Write[0][k])
@@ -132,15 +116,7 @@ func TestCSV(t *testing.T) {
 	drop := map[int]bool{12: true}
 	for _, perInterval := range []bool{false, true} {
 		path := writeCSV(t, want, perInterval, drop)
-		src, err := OpenSource(Spec{Path: path}, Options{TZ: time.UTC, PerInterval: perInterval})
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := src.Window(time.Time{}, time.Time{})
-		src.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := whole(t)(OpenSource(Spec{Path: path}, Options{TZ: time.UTC, PerInterval: perInterval}))
 		if got.Len() != 30 || !got.Start.Equal(want.Start) || got.Step != 10*time.Second {
 			t.Fatalf("per interval %v: %d samples from %v by %v", perInterval, got.Len(), got.Start, got.Step)
 		}

@@ -92,15 +92,7 @@ func TestLMTRealRates(t *testing.T) {
 // restart, 40 timestamps without rows, then counters from zero) gives no
 // negative rate, NaN where rows are missing, and real rates on both sides.
 func TestLMTReset(t *testing.T) {
-	src, err := OpenLMT(interop.Path(t, reset), Options{TZ: time.UTC})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	r, err := src.Window(time.Time{}, time.Time{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := whole(t)(OpenLMT(interop.Path(t, reset), Options{TZ: time.UTC}))
 	// TS 16486100 .. 16486164 are 64 intervals; rows exist for 100..106
 	// and 146..164, so samples 6..45 (intervals 106->146) are unknown.
 	if r.Len() != 64 {
@@ -292,15 +284,7 @@ func TestLMTCountersAnomalies(t *testing.T) {
 		}
 	}
 	db.Close()
-	src, err := OpenLMT(path, Options{TZ: time.UTC})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	got, err := src.Window(time.Time{}, time.Time{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := whole(t)(OpenLMT(path, Options{TZ: time.UTC}))
 	for k := range 20 {
 		wr, ww := r.Read[0][k], r.Write[0][k]
 		if k == 4 {
@@ -445,33 +429,5 @@ func TestLMTRepeatedHour(t *testing.T) {
 	if twice != 2 {
 		t.Fatalf("02:30 written %d times, want 2 (the test needs the repeated hour)", twice)
 	}
-	src, err := OpenLMT(path, Options{TZ: berlin})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	sameLMT(t, windowOfLMT(t, src), want)
-}
-
-func windowOfLMT(t *testing.T, src Source) *Rates {
-	t.Helper()
-	r, err := src.Window(time.Time{}, time.Time{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
-
-func sameLMT(t *testing.T, got, want *Rates) {
-	t.Helper()
-	if !got.Start.Equal(want.Start) || got.Len() != want.Len() {
-		t.Fatalf("%d samples from %v, want %d from %v", got.Len(), got.Start, want.Len(), want.Start)
-	}
-	for i := range want.OSTs {
-		for k := range want.Len() {
-			if got.Read[i][k] != want.Read[i][k] || got.Write[i][k] != want.Write[i][k] {
-				t.Fatalf("OST %d sample %d (%v): %v/%v, want %v/%v", i, k, want.Time(k), got.Read[i][k], got.Write[i][k], want.Read[i][k], want.Write[i][k])
-			}
-		}
-	}
+	sameWindow(t, "across the repeated hour", whole(t)(OpenLMT(path, Options{TZ: berlin})), want)
 }

@@ -113,15 +113,7 @@ func dropJob(js, id string) string {
 // OST's rate as the sum over its jobs.
 func TestLustreSeries(t *testing.T) {
 	dir, t0 := lustreSeries(t, 8)
-	src, err := OpenSource(Spec{Path: dir}, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	r, err := src.Window(time.Time{}, time.Time{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := whole(t)(OpenSource(Spec{Path: dir}, Options{}))
 	// Readings from t0 = 1510782606 to t0+35 s on the grid of 5 s since
 	// the epoch: cells from 1510782605 to 1510782645, 8 of them.
 	if r.Len() != 8 || !r.Start.Equal(time.Unix(t0-1, 0)) {
@@ -206,15 +198,7 @@ func TestLustreSeries(t *testing.T) {
 		b, _ := os.ReadFile(p)
 		return os.WriteFile(filepath.Join(onlyJobs, rel), b, 0o644)
 	})
-	fromJobs, err := OpenLustre(onlyJobs, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fromJobs.Close()
-	fr, err := fromJobs.Window(time.Time{}, time.Time{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	fr := whole(t)(OpenLustre(onlyJobs, Options{}))
 	total := 0.0
 	for k := range fr.Len() {
 		if !math.IsNaN(fr.Write[0][k]) {

@@ -202,15 +202,21 @@ func (f *Flags) Options() (Options, error) {
 	return o, nil
 }
 
-// Spec returns the one source the flags name; it is an error to name
-// none or several.
-func (f *Flags) Spec() (Spec, error) {
+// Specs returns every source the flags name, in the order of Kinds.
+func (f *Flags) Specs() []Spec {
 	var specs []Spec
 	for _, k := range Kinds() {
 		if p := f.Sources[k]; p != nil && *p != "" {
 			specs = append(specs, Spec{Kind: k, Path: *p})
 		}
 	}
+	return specs
+}
+
+// Spec returns the one source the flags name; it is an error to name
+// none or several.
+func (f *Flags) Spec() (Spec, error) {
+	specs := f.Specs()
 	switch len(specs) {
 	case 0:
 		return Spec{}, fmt.Errorf("no throughput log: give one of --%s", strings.Join(Kinds(), ", --"))

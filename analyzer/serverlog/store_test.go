@@ -123,12 +123,7 @@ func TestStoreIncremental(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	st, err := OpenStore(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := windowOf(t, st)
-	st.Close()
+	got := whole(t)(OpenStore(dir, Options{}))
 	want := all
 	sameWindow(t, "two imports", got, want)
 
@@ -141,12 +136,7 @@ func TestStoreIncremental(t *testing.T) {
 	if _, err := Import(context.Background(), dir, []Spec{{Kind: "lmt", Path: op}}, Options{TZ: time.UTC}, ImportOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	st, err = OpenStore(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	both := windowOf(t, st)
+	both := whole(t)(OpenStore(dir, Options{}))
 	if len(both.OSTs) != 5 || both.OSTs[0] != "fs-OST0000" || both.OSTs[3] != "other-fs-OST0000" {
 		t.Fatalf("OSTs %v", both.OSTs)
 	}

@@ -64,7 +64,7 @@ func runServerlogImport(args []string, stdout, stderr io.Writer) error {
 	var f serverlog.Flags
 	f.Register(fs, false)
 	into := fs.String("into", "", "the store `DIR` (created if missing)")
-	fromS := fs.String("from", "", "import from this time on (RFC 3339, YYYY-MM-DD HH:MM:SS in --tz, or Unix seconds)")
+	fromS := fs.String("from", "", "import from this time on (RFC 3339, YYYY-MM-DD [HH:MM:SS] in --tz, or Unix seconds)")
 	toS := fs.String("to", "", "import up to this time")
 	all := fs.Bool("all", false, "re-import every day, also those a source already filled completely")
 	quiet := fs.Bool("quiet", false, "no progress lines")
@@ -72,12 +72,7 @@ func runServerlogImport(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	specs := sourceArgs(paths)
-	for _, k := range serverlog.Kinds() {
-		if p := f.Sources[k]; p != nil && *p != "" {
-			specs = append(specs, serverlog.Spec{Kind: k, Path: *p})
-		}
-	}
+	specs := append(sourceArgs(paths), f.Specs()...)
 	if *into == "" || len(specs) == 0 {
 		return errUsage
 	}
@@ -137,12 +132,7 @@ func runServerlogInfo(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	specs := sourceArgs(paths)
-	for _, k := range serverlog.Kinds() {
-		if p := f.Sources[k]; p != nil && *p != "" {
-			specs = append(specs, serverlog.Spec{Kind: k, Path: *p})
-		}
-	}
+	specs := append(sourceArgs(paths), f.Specs()...)
 	if len(specs) == 0 && f.Jobs == "" {
 		return errUsage
 	}
