@@ -273,6 +273,10 @@ func (s *RecordStream) Next() (Record, error) {
 		s.files[rec.File.ID] = *rec.File
 	case rec.Footer != nil:
 		s.footer = rec.Footer
+	case rec.Counters != nil:
+		if f, ok := s.files[rec.Counters.FileID]; ok {
+			rec.Counters.Path = f.Path
+		}
 	case rec.Event != nil:
 		e := rec.Event
 		e.PID, e.Rank = s.hdr.PID, s.hdr.Rank
