@@ -27,6 +27,17 @@ func newCounterSet(ints, floats string) *counterSet {
 // recordSize is the size of a record on disk: id, rank and the counters.
 func (s *counterSet) recordSize() int { return 16 + 8*(len(s.ints)+len(s.floats)) }
 
+// CounterNames lists the integer and the floating-point counters of a
+// POSIX, MPI-IO or STDIO record of the given module version, in record
+// order.
+func CounterNames(m ModuleID, version uint32) (ints, floats []string, err error) {
+	s, err := counterLayout(m, version)
+	if err != nil {
+		return nil, nil, err
+	}
+	return s.ints, s.floats, nil
+}
+
 // counterLayout returns the layout of module m's records at version v.
 func counterLayout(m ModuleID, v uint32) (*counterSet, error) {
 	var sets []*counterSet // by version, from 1
