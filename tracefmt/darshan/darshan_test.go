@@ -174,13 +174,13 @@ func totals(l *Log, id ModuleID) refModule {
 	return t
 }
 
-func close(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
 
 // sameTotals compares two modules' totals, times within rounding.
 func sameTotals(t *testing.T, what string, got, want refModule) {
 	t.Helper()
 	gt, wt := got, want
-	if !close(got.ReadTime, want.ReadTime) || !close(got.WriteTime, want.WriteTime) || !close(got.MetaTime, want.MetaTime) {
+	if !near(got.ReadTime, want.ReadTime) || !near(got.WriteTime, want.WriteTime) || !near(got.MetaTime, want.MetaTime) {
 		t.Errorf("%s: times %v %v %v, want %v %v %v", what, got.ReadTime, got.WriteTime, got.MetaTime, want.ReadTime, want.WriteTime, want.MetaTime)
 	}
 	gt.ReadTime, gt.WriteTime, gt.MetaTime = 0, 0, 0

@@ -1,0 +1,149 @@
+package darshan
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"testing"
+
+	"iopred/tracefmt"
+)
+
+// benchLog reads a fixture into memory.
+func benchLog(b *testing.B, name string) []byte {
+	b.Helper()
+	data, err := os.ReadFile(fixture(b, name))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return data
+}
+
+// BenchmarkReadLargestLog reads the largest fixture (sample-badost, 459
+// KB: 2,051 POSIX and STDIO records of a 2,048-rank job): MB/s of log.
+func BenchmarkReadLargestLog(b *testing.B) {
+	data := benchLog(b, "sample-badost.darshan")
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Read(bytes.NewReader(data), int64(len(data)), "bench"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// dxtFixture is the fixture with the most DXT segments (17,652 in 75 file
+// records of one process).
+const dxtFixture = "nonmpi_dxt_anonymized.darshan"
+
+// BenchmarkReadDXT decodes the DXT fixture: MB/s of log and DXT
+// segments/s.
+func BenchmarkReadDXT(b *testing.B) {
+	data := benchLog(b, dxtFixture)
+	l, err := Read(bytes.NewReader(data), int64(len(data)), "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	segs := 0
+	for _, d := range l.DXT {
+		segs += len(d.Writes) + len(d.Reads)
+	}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Read(bytes.NewReader(data), int64(len(data)), "bench"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(segs)*float64(b.N)/b.Elapsed().Seconds(), "segments/s")
+}
+
+// BenchmarkStreamDXT decodes the DXT fixture and reads it as iopred
+// events, the way every analysis reads it: events/s.
+func BenchmarkStreamDXT(b *testing.B) {
+	data := benchLog(b, dxtFixture)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	events := 0
+	for b.Loop() {
+		l, err := Read(bytes.NewReader(data), int64(len(data)), "bench")
+		if err != nil {
+			b.Fatal(err)
+		}
+		v := group("bench", l, nil)
+		s := newStream(v, v.by[v.procs[0]])
+		for {
+			rec, err := s.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			if rec.Event != nil {
+				events++
+			}
+		}
+	}
+	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+}
+
+// BenchmarkNativeSameEvents reads the DXT fixture's events from an iopred
+// trace (written from it once, default options), as this project's own
+// reader does: the baseline of BenchmarkStreamDXT, on the same events.
+func BenchmarkNativeSameEvents(b *testing.B) {
+	data := benchLog(b, dxtFixture)
+	l, err := Read(bytes.NewReader(data), int64(len(data)), "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	v := group("bench", l, nil)
+	s := newStream(v, v.by[v.procs[0]])
+	var trace bytes.Buffer
+	w, err := tracefmt.NewWriter(&trace, s.Header(), tracefmt.WriterOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for {
+		rec, err := s.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		switch {
+		case rec.File != nil:
+			err = w.File(*rec.File)
+		case rec.Counters != nil:
+			err = w.Counters(rec.Counters)
+		case rec.Event != nil:
+			err = w.Event(rec.Event)
+		case rec.Footer != nil:
+			err = w.Close(*rec.Footer)
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	raw := trace.Bytes()
+	b.SetBytes(int64(len(raw)))
+	b.ReportAllocs()
+	events := 0
+	for b.Loop() {
+		r, err := tracefmt.NewReader(bytes.NewReader(raw), "bench")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := r.Each(func(rec tracefmt.Record) error {
+			if rec.Event != nil {
+				events++
+			}
+			return nil
+		}); err != nil {
+			b.Fatal(err)
+		}
+		r.Close()
+	}
+	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+}
