@@ -17,9 +17,19 @@ type NoEventsError struct {
 }
 
 func (e *NoEventsError) Error() string {
-	what := strings.Join(e.Traces, ", ")
-	if len(e.Traces) > 3 {
-		what = fmt.Sprintf("%s and %d more", strings.Join(e.Traces[:3], ", "), len(e.Traces)-3)
+	// The processes of one file are named by the file.
+	var files []string
+	for _, t := range e.Traces {
+		if p, proc := splitProcess(t); proc != "" {
+			t = p
+		}
+		if len(files) == 0 || files[len(files)-1] != t {
+			files = append(files, t)
+		}
+	}
+	what := strings.Join(files, ", ")
+	if len(files) > 3 {
+		what = fmt.Sprintf("%s and %d more", strings.Join(files[:3], ", "), len(files)-3)
 	}
 	src := ""
 	if e.Source != "" {
