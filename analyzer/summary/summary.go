@@ -24,6 +24,10 @@ type Report struct {
 	// carry ranks): what the job wrote at MPI_Finalize (job.FromTraces).
 	Job         *job.Summary `json:"job,omitempty"`
 	JobWarnings []string     `json:"job_warnings,omitempty"`
+	// Modules are the per-layer totals of the traces' per-file counters
+	// (a Darshan log's modules); Notes say where the figures come from.
+	Modules []ModuleStats `json:"modules,omitempty"`
+	Notes   []string      `json:"notes,omitempty"`
 }
 
 // Process summarises one trace.
@@ -73,7 +77,8 @@ const DefaultTop = 10
 
 type fileAcc struct {
 	FileStats
-	procs map[int]bool
+	procs  map[int]bool
+	shared int // processes a counters record shared by all ranks covers
 }
 
 type ctxAcc struct {
@@ -91,17 +96,19 @@ func Summarize(traces []string, top int) (*Report, error) {
 	rep := &Report{}
 	files := map[string]*fileAcc{}
 	ctxs := map[uint64]*ctxAcc{}
+	var cnt countersAcc
 	var firstErr error
 	for i, path := range traces {
-		p, err := summarizeTrace(i, path, files, ctxs)
+		p, err := summarizeTrace(i, path, files, ctxs, &cnt)
 		rep.Processes = append(rep.Processes, p)
 		var te *tracefmt.TruncatedError
 		if err != nil && !errors.As(err, &te) && firstErr == nil {
 			firstErr = err
 		}
 	}
+	cnt.finish(rep, files)
 	for _, f := range files {
-		f.Processes = len(f.procs)
+		f.Processes = max(len(f.procs), f.shared)
 		rep.Files = append(rep.Files, f.FileStats)
 	}
 	sort.Slice(rep.Files, func(i, j int) bool {
@@ -126,7 +133,7 @@ func Summarize(traces []string, top int) (*Report, error) {
 		rep.Contexts = rep.Contexts[:top]
 	}
 	for _, p := range rep.Processes {
-		if p.Rank != nil {
+		if p.Rank != nil && !cnt.countersOnly() {
 			j, warnings, err := job.FromTraces(traces)
 			rep.Job, rep.JobWarnings = j, warnings
 			if j == nil && err != nil {
@@ -139,7 +146,7 @@ func Summarize(traces []string, top int) (*Report, error) {
 }
 
 // summarizeTrace adds one trace to files and ctxs; proc numbers the trace.
-func summarizeTrace(proc int, path string, files map[string]*fileAcc, ctxs map[uint64]*ctxAcc) (Process, error) {
+func summarizeTrace(proc int, path string, files map[string]*fileAcc, ctxs map[uint64]*ctxAcc, cnt *countersAcc) (Process, error) {
 	p := Process{Trace: path}
 	r, err := tracefmt.Open(path)
 	if err != nil {
@@ -149,6 +156,7 @@ func summarizeTrace(proc int, path string, files map[string]*fileAcc, ctxs map[u
 	defer r.Close()
 	h := r.Header()
 	p.Program, p.Host, p.PID, p.Rank = h.Program, h.Host, h.PID, h.Rank
+	cnt.header(h)
 	var lastEnd int64
 	var flow tracefmt.DataFlow
 	for {
@@ -164,9 +172,12 @@ func summarizeTrace(proc int, path string, files map[string]*fileAcc, ctxs map[u
 			return p, err
 		}
 		switch {
+		case rec.Counters != nil:
+			cnt.add(proc, rec.Counters)
 		case rec.Event != nil:
 			e := rec.Event
 			p.Events++
+			cnt.events++
 			dur := e.EndNs - e.StartNs
 			lastEnd = max(lastEnd, e.EndNs)
 			if e.Errno != 0 {

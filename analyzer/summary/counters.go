@@ -1,0 +1,186 @@
+package summary
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"iopred/tracefmt"
+)
+
+// ModuleStats is one layer's totals over the per-file counters of the
+// traces (a Darshan log's POSIX, MPI-IO and STDIO modules). Each layer
+// counts its own calls: the POSIX calls an MPI-IO call makes count in
+// both.
+type ModuleStats struct {
+	Layer        string            `json:"layer"`
+	Files        int               `json:"files"`   // distinct paths
+	Records      int               `json:"records"` // counter records (a file may have one per process)
+	Calls        map[string]uint64 `json:"calls"`
+	BytesRead    int64             `json:"bytes_read"`
+	BytesWritten int64             `json:"bytes_written"`
+	ReadNs       int64             `json:"read_ns"`
+	WriteNs      int64             `json:"write_ns"`
+	MetaNs       int64             `json:"meta_ns"`
+}
+
+// countersAcc gathers the Counters records of the traces. The module
+// totals always come from them; the file and process tables only when no
+// trace has an event (events, when there are some, say more).
+type countersAcc struct {
+	records int
+	events  uint64
+	source  string // the first header that names its source, as a note
+	modules map[tracefmt.Layer]*ModuleStats
+	paths   map[tracefmt.Layer]map[string]bool
+	byTrace map[int]map[string]*fileCounters // trace index -> path -> totals
+}
+
+// fileCounters is one file's counters in one trace, by layer.
+type fileCounters struct {
+	layers map[tracefmt.Layer]*tracefmt.Counters
+	procs  int
+}
+
+func (a *countersAcc) header(h tracefmt.Header) {
+	if a.source != "" || h.Source == "" {
+		return
+	}
+	a.source = h.Source
+	if h.JobID != "" {
+		a.source = fmt.Sprintf("job %s, %d processes (%s)", h.JobID, h.Procs, h.Source)
+	}
+}
+
+func (a *countersAcc) add(proc int, c *tracefmt.Counters) {
+	a.records++
+	if a.modules == nil {
+		a.modules = map[tracefmt.Layer]*ModuleStats{}
+		a.paths = map[tracefmt.Layer]map[string]bool{}
+		a.byTrace = map[int]map[string]*fileCounters{}
+	}
+	m := a.modules[c.Layer]
+	if m == nil {
+		m = &ModuleStats{Layer: string(c.Layer), Calls: map[string]uint64{}}
+		a.modules[c.Layer] = m
+		a.paths[c.Layer] = map[string]bool{}
+	}
+	a.paths[c.Layer][c.Path] = true
+	m.Records++
+	for op, n := range c.Calls {
+		m.Calls[op] += n
+	}
+	m.BytesRead += c.BytesRead
+	m.BytesWritten += c.BytesWritten
+	m.ReadNs += c.ReadNs
+	m.WriteNs += c.WriteNs
+	m.MetaNs += c.MetaNs
+	files := a.byTrace[proc]
+	if files == nil {
+		files = map[string]*fileCounters{}
+		a.byTrace[proc] = files
+	}
+	f := files[c.Path]
+	if f == nil {
+		f = &fileCounters{layers: map[tracefmt.Layer]*tracefmt.Counters{}}
+		files[c.Path] = f
+	}
+	f.procs = max(f.procs, c.Procs)
+	if old := f.layers[c.Layer]; old != nil {
+		merged := *old
+		merged.Calls = map[string]uint64{}
+		for _, calls := range []map[string]uint64{old.Calls, c.Calls} {
+			for op, n := range calls {
+				merged.Calls[op] += n
+			}
+		}
+		merged.BytesRead += c.BytesRead
+		merged.BytesWritten += c.BytesWritten
+		merged.ReadNs += c.ReadNs
+		merged.WriteNs += c.WriteNs
+		merged.MetaNs += c.MetaNs
+		c = &merged
+	}
+	f.layers[c.Layer] = c
+}
+
+// countersOnly reports whether the traces hold counters and no event.
+func (a *countersAcc) countersOnly() bool { return a.records > 0 && a.events == 0 }
+
+// finish puts the module totals and the notes in the report, and, when no
+// trace had an event, fills the file and process tables from the
+// counters. A file's bytes and time are its application's: the MPI-IO
+// layer's when it has one (the POSIX calls under it repeat them),
+// otherwise POSIX's and stdio's added.
+func (a *countersAcc) finish(rep *Report, files map[string]*fileAcc) {
+	if a.records == 0 {
+		return
+	}
+	for _, m := range a.modules {
+		m.Files = len(a.paths[tracefmt.Layer(m.Layer)])
+		rep.Modules = append(rep.Modules, *m)
+	}
+	order := map[string]int{"mpiio": 0, "posix": 1, "stdio": 2}
+	sort.Slice(rep.Modules, func(i, j int) bool {
+		a, b := rep.Modules[i].Layer, rep.Modules[j].Layer
+		if order[a] != order[b] {
+			return order[a] < order[b]
+		}
+		return a < b
+	})
+	if a.source != "" {
+		rep.Notes = append(rep.Notes, a.source)
+	}
+	if !a.countersOnly() {
+		rep.Notes = append(rep.Notes, "the modules' totals come from per-file counters; the file and process tables from the traced calls alone")
+		return
+	}
+	rep.Notes = append(rep.Notes, "per-file counters only, no traced call: the tables come from the counters, and the time-resolved analyses "+
+		"(period, patterns, replay, events) need a trace of each call; for a Darshan log, run with DXT (DXT_ENABLE_IO_TRACE=1)")
+	for proc, byPath := range a.byTrace {
+		p := &rep.Processes[proc]
+		for path, fc := range byPath {
+			use := []tracefmt.Layer{tracefmt.LayerMPIIO}
+			if fc.layers[tracefmt.LayerMPIIO] == nil {
+				use = []tracefmt.Layer{tracefmt.LayerPOSIX, tracefmt.LayerStdio}
+			}
+			f := fileOf(files, path)
+			f.procs[proc] = true
+			f.shared = max(f.shared, fc.procs)
+			for _, c := range fc.layers {
+				for op, n := range c.Calls {
+					f.Calls[op] += n
+				}
+			}
+			for _, l := range use {
+				c := fc.layers[l]
+				if c == nil {
+					continue
+				}
+				ns := c.ReadNs + c.WriteNs + c.MetaNs
+				f.BytesRead += c.BytesRead
+				f.BytesWritten += c.BytesWritten
+				f.IONs += ns
+				p.BytesRead += c.BytesRead
+				p.BytesWritten += c.BytesWritten
+				p.IONs += ns
+			}
+		}
+	}
+}
+
+// writeModules prints the module totals and the notes, when there are.
+func writeModules(w io.Writer, rep *Report) {
+	if len(rep.Modules) > 0 {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "MODULE\tFILES\tRECORDS\tREAD\tWRITTEN\tREAD TIME\tWRITE TIME\tMETA TIME\tCALLS")
+		for _, m := range rep.Modules {
+			fmt.Fprintf(w, "%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", m.Layer, m.Files, m.Records, size(m.BytesRead), size(m.BytesWritten),
+				duration(m.ReadNs), duration(m.WriteNs), duration(m.MetaNs), calls(m.Calls))
+		}
+	}
+	for _, n := range rep.Notes {
+		fmt.Fprintf(w, "\nnote: %s\n", strings.TrimSpace(n))
+	}
+}
