@@ -197,6 +197,12 @@ func (l *Log) readCounters(r io.ReaderAt, m *Module) error {
 	bo := l.ByteOrder
 	buf := make([]byte, set.recordSize())
 	ni, nf := len(set.ints), len(set.floats)
+	// Records and their counters come from slabs of a batch of records: a
+	// log of a big job holds many thousands.
+	const batch = 128
+	var recs []Record
+	var ints []int64
+	var floats []float64
 	for {
 		err := readFull(src, buf)
 		if err == io.EOF {
@@ -205,18 +211,18 @@ func (l *Log) readCounters(r io.ReaderAt, m *Module) error {
 		if err != nil {
 			return fmt.Errorf("after %d records: %w", m.Records, err)
 		}
-		// One allocation holds both counter arrays' backing words.
-		words := make([]uint64, ni+nf)
-		for i := range words {
-			words[i] = bo.Uint64(buf[16+8*i:])
+		if len(recs) == 0 {
+			recs, ints, floats = make([]Record, batch), make([]int64, batch*ni), make([]float64, batch*nf)
 		}
-		rec := &Record{Module: m.ID, Version: m.Version, ID: bo.Uint64(buf), Rank: int64(bo.Uint64(buf[8:])),
-			Ints: make([]int64, ni), Floats: make([]float64, nf), set: set}
+		rec := &recs[0]
+		*rec = Record{Module: m.ID, Version: m.Version, ID: bo.Uint64(buf), Rank: int64(bo.Uint64(buf[8:])),
+			Ints: ints[:ni:ni], Floats: floats[:nf:nf], set: set}
+		recs, ints, floats = recs[1:], ints[ni:], floats[nf:]
 		for i := range ni {
-			rec.Ints[i] = int64(words[i])
+			rec.Ints[i] = int64(bo.Uint64(buf[16+8*i:]))
 		}
 		for i := range nf {
-			rec.Floats[i] = math.Float64frombits(words[ni+i])
+			rec.Floats[i] = math.Float64frombits(bo.Uint64(buf[16+8*(ni+i):]))
 		}
 		l.Records = append(l.Records, rec)
 		m.Records++
@@ -268,6 +274,10 @@ func (l *Log) readDXT(r io.ReaderAt, m *Module) error {
 		if writes < 0 || reads < 0 || writes > math.MaxInt64-reads {
 			return fmt.Errorf("file record %d (rank %d) claims %d writes and %d reads", m.Records+1, d.Rank, writes, reads)
 		}
+		// Room for what the counts claim, up to a bound: the data, not
+		// the counts, decides how much memory grows past it.
+		d.Writes = make([]Segment, 0, min(writes, 1<<14))
+		d.Reads = make([]Segment, 0, min(reads, 1<<14))
 		for i := int64(0); i < writes+reads; i++ {
 			if err := readFull(src, seg); err != nil {
 				if err == io.EOF {

@@ -3,10 +3,13 @@ package darshan
 import (
 	"bufio"
 	"compress/bzip2"
-	"compress/zlib"
 	"errors"
 	"fmt"
 	"io"
+
+	// klauspost's inflate reads Darshan's regions about twice as fast as
+	// the standard library's, with the same streams and errors.
+	"github.com/klauspost/compress/zlib"
 )
 
 // region returns the decompressed content of the n bytes at off. A region

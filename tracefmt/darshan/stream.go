@@ -1,12 +1,14 @@
 package darshan
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -87,9 +89,23 @@ type proc struct {
 // segRef is one DXT segment of a proc: dxt[file], the idx-th of its
 // writes then reads.
 type segRef struct {
-	start float64
-	file  int32
-	idx   int32
+	key  uint64 // the start time, as timeKey orders it
+	tie  uint64 // orders segments that start together
+	file int32
+	idx  int32
+}
+
+// timeKey maps a time to an integer of the same order (NaN last), which
+// compares faster than the float.
+func timeKey(t float64) uint64 {
+	if t != t {
+		return math.MaxUint64
+	}
+	b := math.Float64bits(t)
+	if b>>63 != 0 {
+		return ^b
+	}
+	return b | 1<<63
 }
 
 // The last log read stays in memory: a command opens a log's traces one
@@ -229,7 +245,8 @@ type stream struct {
 	p       *proc
 	files   map[uint64]uint32
 	threads map[uint64]int32
-	queue   []tracefmt.Record
+	queue   []tracefmt.Record // records to return, from head on
+	head    int
 	next    int // into p.records, then into p.order
 	phase   int
 	events  uint64
@@ -258,7 +275,7 @@ func newStream(v *view, p *proc) tracefmt.Stream {
 
 // record returns the trace's next record.
 func (s *stream) record() (tracefmt.Record, error) {
-	for len(s.queue) == 0 {
+	for s.head == len(s.queue) {
 		switch s.phase {
 		case phaseCounters:
 			if s.next == len(s.p.records) {
@@ -286,8 +303,10 @@ func (s *stream) record() (tracefmt.Record, error) {
 			return tracefmt.Record{}, s.v.endError()
 		}
 	}
-	rec := s.queue[0]
-	s.queue = s.queue[1:]
+	rec := s.queue[s.head]
+	if s.head++; s.head == len(s.queue) {
+		s.queue, s.head = s.queue[:0], 0
+	}
 	return rec, nil
 }
 
@@ -331,22 +350,34 @@ func (v *view) endError() error {
 // sortSegments orders the proc's DXT segments by start and links each
 // POSIX segment to the MPI-IO segment it happened within.
 func (p *proc) sortSegments() {
+	// Each file's writes, and its reads, are one run, usually in order
+	// already (DXT appends calls as they come): the runs are sorted (at
+	// the cost of a check when they are) and merged, fewer comparisons
+	// than sorting all segments at once.
+	var runs [][]segRef
 	for fi, d := range p.dxt {
-		for i, s := range d.Writes {
-			p.order = append(p.order, segRef{s.Start, int32(fi), int32(i)})
+		// Among segments that start together: a call before the calls it
+		// makes, then the log's order.
+		tie := uint64(fi) << 31
+		if d.Module != ModDXTMPIIO {
+			tie |= 1 << 62
 		}
-		for i, s := range d.Reads {
-			p.order = append(p.order, segRef{s.Start, int32(fi), int32(len(d.Writes) + i)})
+		add := func(part []Segment, base int) {
+			if len(part) == 0 {
+				return
+			}
+			run := make([]segRef, len(part))
+			for i, s := range part {
+				run[i] = segRef{timeKey(s.Start), tie | uint64(base+i), int32(fi), int32(base + i)}
+			}
+			slices.SortFunc(run, compareRefs)
+			runs = append(runs, run)
 		}
+		add(d.Writes, 0)
+		add(d.Reads, len(d.Writes))
 	}
-	sort.SliceStable(p.order, func(i, j int) bool {
-		a, b := p.order[i], p.order[j]
-		if a.start != b.start {
-			return a.start < b.start
-		}
-		// A call before the calls it makes.
-		return p.dxt[a.file].Module == ModDXTMPIIO && p.dxt[b.file].Module != ModDXTMPIIO
-	})
+	p.order = mergeRuns(runs)
+
 	type call struct {
 		start, end float64
 		thread     uint64
@@ -380,6 +411,40 @@ func (p *proc) sortSegments() {
 			}
 		}
 	}
+}
+
+func compareRefs(a, b segRef) int {
+	if a.key != b.key {
+		return cmp.Compare(a.key, b.key)
+	}
+	return cmp.Compare(a.tie, b.tie)
+}
+
+// mergeRuns merges sorted runs into one sorted slice, pairwise.
+func mergeRuns(runs [][]segRef) []segRef {
+	for len(runs) > 1 {
+		var next [][]segRef
+		for i := 0; i+1 < len(runs); i += 2 {
+			a, b := runs[i], runs[i+1]
+			m := make([]segRef, 0, len(a)+len(b))
+			for len(a) > 0 && len(b) > 0 {
+				if compareRefs(b[0], a[0]) < 0 {
+					m, b = append(m, b[0]), b[1:]
+				} else {
+					m, a = append(m, a[0]), a[1:]
+				}
+			}
+			next = append(next, append(append(m, a...), b...))
+		}
+		if len(runs)%2 == 1 {
+			next = append(next, runs[len(runs)-1])
+		}
+		runs = next
+	}
+	if len(runs) == 0 {
+		return nil
+	}
+	return runs[0]
 }
 
 // segment returns the segment a reference names.

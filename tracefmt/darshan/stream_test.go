@@ -3,8 +3,11 @@ package darshan
 import (
 	"encoding/binary"
 	"errors"
+	"math"
+	"math/rand"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -249,5 +252,65 @@ func TestStreamThreadsAndParents(t *testing.T) {
 	want := "MPI_File_write_at/1/1/0 write/1/0/1 write/1/0/1 read/2/0/0"
 	if strings.Join(got, " ") != want {
 		t.Errorf("events (op/tid/seq/parent) %v, want %s", got, want)
+	}
+}
+
+// TestTimeKeyOrders proves that the integer keys segments are sorted by
+// keep the order of their times, NaN last.
+func TestTimeKeyOrders(t *testing.T) {
+	times := []float64{math.Inf(-1), -1e300, -1, -1e-300, 0, 1e-300, 0.5, 1, 2, 1e300, math.Inf(1), math.NaN()}
+	for i := 1; i < len(times); i++ {
+		if timeKey(times[i-1]) >= timeKey(times[i]) {
+			t.Errorf("key(%v) = %#x not below key(%v) = %#x", times[i-1], timeKey(times[i-1]), times[i], timeKey(times[i]))
+		}
+	}
+}
+
+// TestSegmentOrder proves that merging the files' runs of segments gives
+// the order of one sort of all segments by start (MPI-IO first among
+// equal starts, then the log's order), also when runs are out of order,
+// hold equal times or NaN.
+func TestSegmentOrder(t *testing.T) {
+	rng := rand.New(rand.NewSource(5))
+	for trial := range 200 {
+		p := &proc{}
+		for f := rng.Intn(9); f >= 0; f-- {
+			d := &DXTFile{Module: []ModuleID{ModDXTPOSIX, ModDXTMPIIO}[rng.Intn(2)]}
+			t0 := 0.0
+			for n := rng.Intn(40); n > 0; n-- {
+				t0 += float64(rng.Intn(3)) // equal starts are common
+				at := t0
+				switch rng.Intn(20) {
+				case 0:
+					at = math.NaN()
+				case 1:
+					at = float64(rng.Intn(30)) // out of order
+				}
+				s := Segment{Start: at}
+				if rng.Intn(2) == 0 {
+					d.Writes = append(d.Writes, s)
+				} else {
+					d.Reads = append(d.Reads, s)
+				}
+			}
+			p.dxt = append(p.dxt, d)
+		}
+		p.sortSegments()
+		want := append([]segRef(nil), p.order...)
+		slices.SortFunc(want, compareRefs)
+		seen := map[[2]int32]bool{}
+		total := 0
+		for _, d := range p.dxt {
+			total += len(d.Writes) + len(d.Reads)
+		}
+		for _, r := range p.order {
+			seen[[2]int32{r.file, r.idx}] = true
+			if s := p.segment(r); timeKey(s.Start) != r.key {
+				t.Fatalf("trial %d: a reference's key is not its segment's start", trial)
+			}
+		}
+		if !slices.Equal(p.order, want) || len(seen) != total || len(p.order) != total || len(p.parent) != total {
+			t.Fatalf("trial %d: merged order differs from the sorted one, or misses segments", trial)
+		}
 	}
 }
