@@ -32,9 +32,15 @@ type countersAcc struct {
 	records int
 	events  uint64
 	source  string // the first header that names its source, as a note
-	modules map[tracefmt.Layer]*ModuleStats
-	paths   map[tracefmt.Layer]map[string]bool
+	modules map[tracefmt.Layer]*moduleAcc
 	byTrace map[int]map[string]*fileCounters // trace index -> path -> totals
+}
+
+// moduleAcc is one layer's totals and the files it saw.
+type moduleAcc struct {
+	tracefmt.Counters
+	records int
+	paths   map[string]bool
 }
 
 // fileCounters is one file's counters in one trace, by layer.
@@ -53,29 +59,35 @@ func (a *countersAcc) header(h tracefmt.Header) {
 	}
 }
 
+// addCounters adds c's calls, bytes and times to dst.
+func addCounters(dst, c *tracefmt.Counters) {
+	if dst.Calls == nil {
+		dst.Calls = map[string]uint64{}
+	}
+	for op, n := range c.Calls {
+		dst.Calls[op] += n
+	}
+	dst.BytesRead += c.BytesRead
+	dst.BytesWritten += c.BytesWritten
+	dst.ReadNs += c.ReadNs
+	dst.WriteNs += c.WriteNs
+	dst.MetaNs += c.MetaNs
+}
+
 func (a *countersAcc) add(proc int, c *tracefmt.Counters) {
 	a.records++
 	if a.modules == nil {
-		a.modules = map[tracefmt.Layer]*ModuleStats{}
-		a.paths = map[tracefmt.Layer]map[string]bool{}
+		a.modules = map[tracefmt.Layer]*moduleAcc{}
 		a.byTrace = map[int]map[string]*fileCounters{}
 	}
 	m := a.modules[c.Layer]
 	if m == nil {
-		m = &ModuleStats{Layer: string(c.Layer), Calls: map[string]uint64{}}
+		m = &moduleAcc{paths: map[string]bool{}}
 		a.modules[c.Layer] = m
-		a.paths[c.Layer] = map[string]bool{}
 	}
-	a.paths[c.Layer][c.Path] = true
-	m.Records++
-	for op, n := range c.Calls {
-		m.Calls[op] += n
-	}
-	m.BytesRead += c.BytesRead
-	m.BytesWritten += c.BytesWritten
-	m.ReadNs += c.ReadNs
-	m.WriteNs += c.WriteNs
-	m.MetaNs += c.MetaNs
+	m.paths[c.Path] = true
+	m.records++
+	addCounters(&m.Counters, c)
 	files := a.byTrace[proc]
 	if files == nil {
 		files = map[string]*fileCounters{}
@@ -87,22 +99,12 @@ func (a *countersAcc) add(proc int, c *tracefmt.Counters) {
 		files[c.Path] = f
 	}
 	f.procs = max(f.procs, c.Procs)
-	if old := f.layers[c.Layer]; old != nil {
-		merged := *old
-		merged.Calls = map[string]uint64{}
-		for _, calls := range []map[string]uint64{old.Calls, c.Calls} {
-			for op, n := range calls {
-				merged.Calls[op] += n
-			}
-		}
-		merged.BytesRead += c.BytesRead
-		merged.BytesWritten += c.BytesWritten
-		merged.ReadNs += c.ReadNs
-		merged.WriteNs += c.WriteNs
-		merged.MetaNs += c.MetaNs
-		c = &merged
+	l := f.layers[c.Layer]
+	if l == nil {
+		l = &tracefmt.Counters{Layer: c.Layer}
+		f.layers[c.Layer] = l
 	}
-	f.layers[c.Layer] = c
+	addCounters(l, c)
 }
 
 // countersOnly reports whether the traces hold counters and no event.
@@ -117,9 +119,9 @@ func (a *countersAcc) finish(rep *Report, files map[string]*fileAcc) {
 	if a.records == 0 {
 		return
 	}
-	for _, m := range a.modules {
-		m.Files = len(a.paths[tracefmt.Layer(m.Layer)])
-		rep.Modules = append(rep.Modules, *m)
+	for layer, m := range a.modules {
+		rep.Modules = append(rep.Modules, ModuleStats{Layer: string(layer), Files: len(m.paths), Records: m.records,
+			Calls: m.Calls, BytesRead: m.BytesRead, BytesWritten: m.BytesWritten, ReadNs: m.ReadNs, WriteNs: m.WriteNs, MetaNs: m.MetaNs})
 	}
 	order := map[string]int{"mpiio": 0, "posix": 1, "stdio": 2}
 	sort.Slice(rep.Modules, func(i, j int) bool {

@@ -58,6 +58,17 @@ func BenchmarkReadDXT(b *testing.B) {
 	b.ReportMetric(float64(segs)*float64(b.N)/b.Elapsed().Seconds(), "segments/s")
 }
 
+// dxtStream decodes a log and opens its first trace.
+func dxtStream(b *testing.B, data []byte) tracefmt.Stream {
+	b.Helper()
+	l, err := Read(bytes.NewReader(data), int64(len(data)), "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	v := group("bench", l, nil)
+	return newStream(v, v.by[v.procs[0]])
+}
+
 // BenchmarkStreamDXT decodes the DXT fixture and reads it as iopred
 // events, the way every analysis reads it: events/s.
 func BenchmarkStreamDXT(b *testing.B) {
@@ -66,12 +77,7 @@ func BenchmarkStreamDXT(b *testing.B) {
 	b.ReportAllocs()
 	events := 0
 	for b.Loop() {
-		l, err := Read(bytes.NewReader(data), int64(len(data)), "bench")
-		if err != nil {
-			b.Fatal(err)
-		}
-		v := group("bench", l, nil)
-		s := newStream(v, v.by[v.procs[0]])
+		s := dxtStream(b, data)
 		for {
 			rec, err := s.Next()
 			if err == io.EOF {
@@ -92,13 +98,7 @@ func BenchmarkStreamDXT(b *testing.B) {
 // trace (written from it once, default options), as this project's own
 // reader does: the baseline of BenchmarkStreamDXT, on the same events.
 func BenchmarkNativeSameEvents(b *testing.B) {
-	data := benchLog(b, dxtFixture)
-	l, err := Read(bytes.NewReader(data), int64(len(data)), "bench")
-	if err != nil {
-		b.Fatal(err)
-	}
-	v := group("bench", l, nil)
-	s := newStream(v, v.by[v.procs[0]])
+	s := dxtStream(b, benchLog(b, dxtFixture))
 	var trace bytes.Buffer
 	w, err := tracefmt.NewWriter(&trace, s.Header(), tracefmt.WriterOptions{})
 	if err != nil {

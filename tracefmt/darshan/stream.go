@@ -7,13 +7,11 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"iopred/tracefmt"
 )
@@ -110,38 +108,18 @@ func timeKey(t float64) uint64 {
 
 // The last log read stays in memory: a command opens a log's traces one
 // after another, and each would read the whole log again.
-var cache struct {
-	sync.Mutex
-	key  cacheKey
-	view *view
-}
-
-type cacheKey struct {
-	path string
-	size int64
-	mod  time.Time
-}
+var cache tracefmt.FileCache[*view]
 
 // load reads the log at path, or returns the one read last if the file
 // has not changed. The view is nil when the log cannot be read at all.
 func load(path string) (*view, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	key := cacheKey{path, fi.Size(), fi.ModTime()}
-	cache.Lock()
-	defer cache.Unlock()
-	if cache.view != nil && cache.key == key {
-		return cache.view, cache.view.err
-	}
-	l, err := Open(path)
-	if l == nil {
-		return nil, err
-	}
-	v := group(path, l, err)
-	cache.key, cache.view = key, v
-	return v, err
+	return cache.Get(path, func(path string) (*view, error) {
+		l, err := Open(path)
+		if l == nil {
+			return nil, err
+		}
+		return group(path, l, err), err
+	})
 }
 
 // group sorts a log's records into traces.

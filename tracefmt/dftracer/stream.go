@@ -5,11 +5,8 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 	"strings"
-	"sync"
-	"time"
 
 	"iopred/tracefmt"
 )
@@ -171,29 +168,9 @@ func scanLines(r *lineReader) (*meta, error) {
 }
 
 // The last file scanned stays in memory: Discover and Open both need it.
-var cache struct {
-	sync.Mutex
-	path string
-	size int64
-	mod  time.Time
-	meta *meta
-	err  error
-}
+var cache tracefmt.FileCache[*meta]
 
-func load(path string) (*meta, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	cache.Lock()
-	defer cache.Unlock()
-	if cache.meta != nil && cache.path == path && cache.size == fi.Size() && cache.mod.Equal(fi.ModTime()) {
-		return cache.meta, cache.err
-	}
-	m, err := scan(path)
-	cache.path, cache.size, cache.mod, cache.meta, cache.err = path, fi.Size(), fi.ModTime(), m, err
-	return m, err
-}
+func load(path string) (*meta, error) { return cache.Get(path, scan) }
 
 func processes(path string) ([]string, error) {
 	m, err := load(path)
