@@ -122,8 +122,13 @@ type Job struct {
 	Name  string    // job name as submitted
 	Nodes int       // node count
 	Start time.Time // start of execution
-	End   time.Time // end of execution
+	End   time.Time // end of execution; zero for a job still running (read only with Options.Running)
 	State string    // final state as the scheduler reports it: COMPLETED, FAILED, CANCELLED, TIMEOUT, ...
+
+	// Submit and Limit are known from some logs only (zero otherwise):
+	// when the job was submitted, and the run time it asked for.
+	Submit time.Time
+	Limit  time.Duration
 }
 
 // App returns the application the job is a run of.

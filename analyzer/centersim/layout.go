@@ -1,0 +1,53 @@
+package centersim
+
+import "math/rand/v2"
+
+// placement is where one burst's files sit: the OSTs it touches and the
+// share of its bytes each receives.
+type placement struct {
+	osts []int32
+	w    []float64 // sums to 1
+}
+
+// stripes is how many stripe objects a layout creates per burst.
+func (l Layout) stripes() int { return max(1, l.Files) * max(1, l.Stripe) }
+
+// footprint is how many distinct OSTs a burst of the layout touches on a
+// file system of n OSTs.
+func (l Layout) footprint(n int) int { return min(l.stripes(), n) }
+
+// maxShare is the largest share of a burst's bytes one OST receives: the
+// round-robin allocator gives some OSTs one stripe more than others when
+// the stripes do not divide evenly.
+func (l Layout) maxShare(n int) float64 {
+	s := l.stripes()
+	return float64((s+n-1)/n) / float64(s)
+}
+
+// place draws a placement as Lustre's round-robin allocator makes one:
+// stripe q of the burst's files on OST (start+q) mod n, from a random
+// start.
+func (l Layout) place(n int, rng *rand.Rand) placement {
+	s := l.stripes()
+	start := rng.IntN(n)
+	k := min(s, n)
+	p := placement{osts: make([]int32, k), w: make([]float64, k)}
+	for i := range k {
+		p.osts[i] = int32((start + i) % n)
+		cnt := s / n
+		if i < s%n {
+			cnt++
+		}
+		p.w[i] = float64(cnt) / float64(s)
+	}
+	return p
+}
+
+// aloneRate is the rate a flow of the given demand gets on an otherwise
+// idle file system: its demand, unless one OST cannot carry its share.
+func aloneRate(demand, maxShare, ostBW float64) float64 {
+	if demand*maxShare > ostBW {
+		return ostBW / maxShare
+	}
+	return demand
+}

@@ -1,0 +1,214 @@
+package serverlog
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// ReadJobs reads a batch scheduler's job log and returns the jobs that ran
+// (and ended, unless opts.Running), sorted by start time. The format is
+// found from the content: Slurm `sacct --parsable2` (or --parsable) output
+// with its header line, Torque/PBS accounting records (their E records),
+// or a jobs SQLite database with pytokio's summary table (see
+// ReadJobsDB). A gzip-compressed file is read through; a directory is read
+// file by file (a Torque accounting directory, daily sacct dumps) with the
+// jobs two files both hold kept once.
+func ReadJobs(path string, opts Options) ([]Job, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	var jobs []Job
+	if st.IsDir() {
+		ents, err := os.ReadDir(path)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range ents {
+			if !e.Type().IsRegular() || strings.HasPrefix(e.Name(), ".") {
+				continue
+			}
+			js, err := readJobsFile(filepath.Join(path, e.Name()), &opts)
+			if err != nil {
+				return nil, err
+			}
+			jobs = append(jobs, js...)
+		}
+	} else if jobs, err = readJobsFile(path, &opts); err != nil {
+		return nil, err
+	}
+	return sortJobs(jobs), nil
+}
+
+// sortJobs orders jobs by start, then id, and drops exact repeats (the
+// same id starting at the same time) that overlapping dumps hold twice.
+func sortJobs(jobs []Job) []Job {
+	slices.SortStableFunc(jobs, func(a, b Job) int {
+		if c := a.Start.Compare(b.Start); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return slices.CompactFunc(jobs, func(a, b Job) bool { return a.ID == b.ID && a.Start.Equal(b.Start) })
+}
+
+const sqliteMagic = "SQLite format 3\x00"
+
+func readJobsFile(path string, opts *Options) ([]Job, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	br := bufio.NewReaderSize(f, 1<<16)
+	head, _ := br.Peek(len(sqliteMagic))
+	if string(head) == sqliteMagic {
+		return ReadJobsDB(path, *opts)
+	}
+	var r io.Reader = br
+	if len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b {
+		gz, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", path, err)
+		}
+		defer gz.Close()
+		r = gz
+	}
+	return readJobsText(path, r, opts)
+}
+
+// readJobsText finds the text format from the first line that is not
+// empty.
+func readJobsText(path string, r io.Reader, opts *Options) ([]Job, error) {
+	br := bufio.NewReaderSize(r, 1<<16)
+	for {
+		line, err := br.Peek(1)
+		if err != nil {
+			return nil, fmt.Errorf("%s: empty job log", path)
+		}
+		if line[0] == '\n' || line[0] == '\r' {
+			br.ReadByte()
+			continue
+		}
+		break
+	}
+	first, _ := br.Peek(br.Buffered())
+	if i := bytes.IndexByte(first, '\n'); i >= 0 {
+		first = first[:i]
+	}
+	switch {
+	case isTorqueLine(first):
+		return readTorque(path, br, opts)
+	case bytes.IndexByte(first, '|') >= 0:
+		return readSacct(path, br, opts)
+	}
+	return nil, fmt.Errorf("%s: line 1: not a sacct --parsable2 header, a Torque accounting record or a jobs SQLite database", path)
+}
+
+// lineScanner reads lines of any length, counting them, and keeps the
+// last line even without its newline (a truncated log still gives every
+// complete record before it).
+type lineScanner struct {
+	br   *bufio.Reader
+	line []byte
+	n    int
+	err  error
+}
+
+func (s *lineScanner) next() bool {
+	s.line = s.line[:0]
+	for {
+		chunk, err := s.br.ReadSlice('\n')
+		s.line = append(s.line, chunk...)
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if err != nil && err != io.EOF {
+			s.err = err
+			return false
+		}
+		if len(s.line) == 0 {
+			return false
+		}
+		s.n++
+		s.line = bytes.TrimRight(s.line, "\r\n")
+		return true
+	}
+}
+
+// ReadJobsDB reads pytokio's jobs SQLite database: table summary with
+// stepid, hostname, start and completion (Unix seconds) and numnodes.
+// The table records no user and no job name, so every job is given the
+// user "unknown" and the name of the system it ran on (hostname): the
+// applications of such a log are (system, node count), enough to list the
+// jobs and to cut windows, too coarse to tell applications apart.
+func ReadJobsDB(path string, opts Options) ([]Job, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, err
+	}
+	db, err := sql.Open("sqlite", sqliteURI(path, true))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	defer db.Close()
+	rows, err := db.Query("SELECT stepid, hostname, start, completion, numnodes FROM summary")
+	if err != nil {
+		return nil, fmt.Errorf("%s: table summary: %v", path, err)
+	}
+	defer rows.Close()
+	var jobs []Job
+	for row := 1; rows.Next(); row++ {
+		var id, host sql.NullString
+		var start, end, nodes sql.NullInt64
+		err := rows.Scan(&id, &host, &start, &end, &nodes)
+		if err == nil {
+			switch {
+			case !id.Valid || id.String == "":
+				err = errors.New("stepid missing")
+			case !start.Valid || !end.Valid:
+				err = errors.New("start or completion missing")
+			case end.Int64 < start.Int64:
+				err = fmt.Errorf("completion %d before start %d", end.Int64, start.Int64)
+			case !nodes.Valid || nodes.Int64 <= 0:
+				err = errors.New("numnodes missing or not positive")
+			}
+		}
+		if err != nil {
+			if err := opts.bad(fmt.Errorf("%s: table summary, row %d: %v", path, row, err)); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		name := host.String
+		if name == "" {
+			name = "unknown"
+		}
+		jobs = append(jobs, Job{ID: id.String, User: "unknown", Name: name, Nodes: int(nodes.Int64),
+			Start: time.Unix(start.Int64, 0), End: time.Unix(end.Int64, 0)})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("%s: table summary: %v", path, err)
+	}
+	return sortJobs(jobs), nil
+}
+
+// jobTime reads a job log's time, where "Unknown", "None" and an empty
+// field mean that the event did not happen (yet): ok is false for those.
+func jobTime(s string, loc *time.Location) (t time.Time, ok bool, err error) {
+	switch strings.TrimSpace(s) {
+	case "", "Unknown", "None", "N/A":
+		return time.Time{}, false, nil
+	}
+	t, err = ParseTime(s, loc)
+	return t, err == nil, err
+}

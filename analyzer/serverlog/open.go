@@ -1,0 +1,204 @@
+package serverlog
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Spec names a throughput log: its kind and where it is.
+type Spec struct {
+	// Kind is one of the Kinds, or empty to find it from the content
+	// (DetectKind).
+	Kind string
+	// Path is the file, directory or mysql:// address.
+	Path string
+}
+
+// String writes the spec as the flag that names it ("--lmt PATH").
+func (s Spec) String() string {
+	if s.Kind == "" {
+		return s.Path
+	}
+	return "--" + s.Kind + " " + s.Path
+}
+
+// opener opens one kind of source.
+type opener struct {
+	open   func(path string, opts Options) (Source, error)
+	detect func(path string, head []byte, isDir bool) bool
+	help   string // the flag's help
+}
+
+var openers = map[string]opener{
+	"lmt": {open: OpenLMT, help: "LMT database: SQLite file or mysql://USER:PASS@HOST:PORT/DB",
+		detect: func(path string, head []byte, isDir bool) bool {
+			return IsMySQL(path) || !isDir && strings.HasPrefix(string(head), sqliteMagic)
+		}},
+}
+
+// Kinds lists the kinds of sources OpenSource knows, sorted.
+func Kinds() []string {
+	ks := make([]string, 0, len(openers))
+	for k := range openers {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// OpenSource opens the throughput log spec names. Every command that reads
+// server-side logs goes through it (or through Flags), so that each takes
+// every kind of log and the local store alike.
+func OpenSource(spec Spec, opts Options) (Source, error) {
+	kind := spec.Kind
+	if kind == "" {
+		k, err := DetectKind(spec.Path)
+		if err != nil {
+			return nil, err
+		}
+		kind = k
+	}
+	o, ok := openers[kind]
+	if !ok {
+		return nil, fmt.Errorf("%s: unknown kind of log %q (want one of %s)", spec.Path, kind, strings.Join(Kinds(), ", "))
+	}
+	return o.open(spec.Path, opts)
+}
+
+// DetectKind finds the kind of log at path from its content: a mysql://
+// address or an SQLite file is LMT, a directory with the store's index is
+// a store, one with obdfilter stats files is Lustre snapshots, a CSV
+// whose header starts with #Time is LDMS, one with time,ost,... is plain
+// CSV.
+func DetectKind(path string) (string, error) {
+	var head []byte
+	isDir := false
+	if !IsMySQL(path) {
+		st, err := os.Stat(path)
+		if err != nil {
+			return "", err
+		}
+		isDir = st.IsDir()
+		if !isDir {
+			f, err := os.Open(path)
+			if err != nil {
+				return "", err
+			}
+			head = make([]byte, 4096)
+			n, _ := io.ReadFull(f, head)
+			head = head[:n]
+			f.Close()
+		}
+	}
+	for _, k := range Kinds() {
+		if openers[k].detect(path, head, isDir) {
+			return k, nil
+		}
+	}
+	return "", fmt.Errorf("%s: not a log iopred knows (%s); name its kind with a flag", path, strings.Join(Kinds(), ", "))
+}
+
+// Flags are the options every command that reads server-side logs takes:
+// one flag per kind of source (--lmt, --store, ...), --jobs, --tz,
+// --skip-bad, --rates, --step and --max-interval. Register them on a
+// command's flag set, then call Open and ReadJobs.
+type Flags struct {
+	Sources map[string]*string // per kind, the flag's value
+	Jobs    string
+	TZ      string
+	SkipBad bool
+	Rates   bool
+	Step    time.Duration
+	MaxIv   time.Duration
+	// Bad counts the rows left out under --skip-bad, over every read.
+	Bad BadRows
+}
+
+// Register adds the source flags and the reading options to fs; withJobs
+// adds --jobs too.
+func (f *Flags) Register(fs *flag.FlagSet, withJobs bool) {
+	f.Sources = map[string]*string{}
+	for _, k := range Kinds() {
+		f.Sources[k] = fs.String(k, "", openers[k].help)
+	}
+	if withJobs {
+		fs.StringVar(&f.Jobs, "jobs", "", "job log: sacct --parsable2 output, Torque accounting file or directory, or jobs SQLite")
+	}
+	fs.StringVar(&f.TZ, "tz", "", "zone of times written without one (IANA name such as Europe/Berlin, or UTC); default: the local zone")
+	fs.BoolVar(&f.SkipBad, "skip-bad", false, "leave bad rows out (and say how many) instead of stopping at the first")
+	fs.BoolVar(&f.Rates, "rates", false, "plain CSV values are bytes per interval, not cumulative counters")
+	fs.DurationVar(&f.Step, "step", 0, "grid width of the rates; default: the log's own sample width")
+	fs.DurationVar(&f.MaxIv, "max-interval", 0, "longest gap between two counter readings taken as measured; default: 1.5 sample widths")
+}
+
+// Options are the reading options the flags give.
+func (f *Flags) Options() (Options, error) {
+	o := Options{SkipBad: f.SkipBad, Bad: &f.Bad, PerInterval: f.Rates, Step: f.Step, MaxInterval: f.MaxIv}
+	if f.TZ != "" {
+		loc, err := time.LoadLocation(f.TZ)
+		if err != nil {
+			return o, fmt.Errorf("--tz %s: %v", f.TZ, err)
+		}
+		o.TZ = loc
+	}
+	if f.Step < 0 || f.MaxIv < 0 {
+		return o, errors.New("--step and --max-interval must be positive")
+	}
+	return o, nil
+}
+
+// Spec returns the one source the flags name; it is an error to name
+// none or several.
+func (f *Flags) Spec() (Spec, error) {
+	var specs []Spec
+	for _, k := range Kinds() {
+		if p := f.Sources[k]; p != nil && *p != "" {
+			specs = append(specs, Spec{Kind: k, Path: *p})
+		}
+	}
+	switch len(specs) {
+	case 0:
+		return Spec{}, fmt.Errorf("no throughput log: give one of --%s", strings.Join(Kinds(), ", --"))
+	case 1:
+		return specs[0], nil
+	}
+	return Spec{}, fmt.Errorf("several throughput logs (%v and %v): give one", specs[0], specs[1])
+}
+
+// Open opens the source the flags name.
+func (f *Flags) Open() (Source, error) {
+	spec, err := f.Spec()
+	if err != nil {
+		return nil, err
+	}
+	opts, err := f.Options()
+	if err != nil {
+		return nil, err
+	}
+	return OpenSource(spec, opts)
+}
+
+// ReadJobs reads the --jobs log.
+func (f *Flags) ReadJobs() ([]Job, error) {
+	if f.Jobs == "" {
+		return nil, errors.New("no job log: give --jobs")
+	}
+	opts, err := f.Options()
+	if err != nil {
+		return nil, err
+	}
+	return ReadJobs(f.Jobs, opts)
+}
+
+// Report writes how many bad rows were skipped, if any, to w.
+func (f *Flags) Report(w io.Writer) {
+	if n := f.Bad.Count(); n > 0 {
+		fmt.Fprintf(w, "warning: %s\n", f.Bad.String())
+	}
+}
