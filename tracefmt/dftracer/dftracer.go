@@ -192,15 +192,11 @@ func (r *lineReader) next() ([]byte, error) {
 		}
 		r.line++
 		complete := err == nil // ended by a newline
-		line := bytes.TrimSpace(r.buf)
-		line = bytes.TrimPrefix(line, []byte("["))
-		line = bytes.TrimSpace(line)
-		if bytes.HasSuffix(line, []byte("]")) && !bytes.HasSuffix(line, []byte("}]")) || bytes.Equal(line, []byte("]")) {
-			line = bytes.TrimSuffix(line, []byte("]"))
-		} else if bytes.HasSuffix(line, []byte("}]")) {
-			line = line[:len(line)-1]
-		}
-		line = bytes.TrimSpace(bytes.TrimSuffix(bytes.TrimSpace(line), []byte(",")))
+		// An event is an object: a "[" before it or a "]" or "," after it
+		// belong to the array around the events.
+		line := bytes.TrimSpace(bytes.TrimPrefix(bytes.TrimSpace(r.buf), []byte("[")))
+		line = bytes.TrimSpace(bytes.TrimSuffix(line, []byte("]")))
+		line = bytes.TrimSpace(bytes.TrimSuffix(line, []byte(",")))
 		if len(line) == 0 {
 			if !complete {
 				return nil, io.EOF

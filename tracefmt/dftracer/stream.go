@@ -223,7 +223,7 @@ func newStream(m *meta, r *lineReader, pid int64) tracefmt.Stream {
 	s := &stream{m: m, r: r, pid: pid, files: map[string]uint32{}, tids: map[int64]int32{},
 		fds: map[int64]int64{}, streams: map[string]*position{}}
 	p := m.procs[pid]
-	h := tracefmt.Header{Version: tracefmt.FormatVersion, PID: int(pid), Source: "dftracer"}
+	h := tracefmt.Header{Version: tracefmt.FormatVersion, PID: int(max(pid, 0)), Source: "dftracer"}
 	if p != nil {
 		s.anchor = p.first * 1000
 		if p.first == math.MaxInt64 {
