@@ -16,7 +16,7 @@ func TestAppendBodyKnowsEveryField(t *testing.T) {
 		v      any
 		fields int
 	}{
-		{Header{}, 11}, {File{}, 2}, {Context{}, 2}, {Frame{}, 3}, {Proc{}, 5}, {Footer{}, 6}, {indexedContext{}, 2},
+		{Header{}, 14}, {File{}, 2}, {Context{}, 2}, {Frame{}, 3}, {Proc{}, 5}, {Footer{}, 6}, {indexedContext{}, 2},
 	} {
 		if n := reflect.TypeOf(c.v).NumField(); n != c.fields {
 			t.Errorf("%T has %d fields, appendBody writes %d: teach appendBody the new ones", c.v, n, c.fields)
@@ -74,6 +74,9 @@ func TestAppendBodyAsJSON(t *testing.T) {
 			if rng.Intn(2) == 0 {
 				r := rng.Intn(1000) - 10
 				h.Rank = &r
+			}
+			if rng.Intn(3) == 0 {
+				h.Source, h.JobID, h.Procs = randString(rng), randString(rng), rng.Intn(5000)-1
 			}
 			v = h
 		case 1:

@@ -121,8 +121,16 @@ func DetectFTIO(head []byte) FTIOFormat {
 }
 
 // IsFTIOFile opens path and reports its FTIO encoding, or "" when it is
-// not FTIO input.
+// not FTIO input: a process of a multi-process file ("<path>#<proc>") and
+// a file whose name a registered format claims (DFTracer's JSON lines
+// start like FTIO's JSON) are not.
 func IsFTIOFile(path string) (FTIOFormat, error) {
+	if _, proc := splitProcess(path); proc != "" {
+		return "", nil
+	}
+	if _, ok := formatBySuffix(path); ok {
+		return "", nil
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return "", err

@@ -38,12 +38,18 @@ const (
 // process was killed while writing it, or the file was cut), or without a
 // footer. Every record before Offset has been returned.
 type TruncatedError struct {
-	File   string
-	Offset int64 // byte offset of the first frame that could not be read
+	File string
+	// Offset is the byte offset of the first frame that could not be read;
+	// -1 when the file is whole but its source lost records (a Darshan
+	// module that ran out of memory).
+	Offset int64
 	Reason string
 }
 
 func (e *TruncatedError) Error() string {
+	if e.Offset < 0 {
+		return fmt.Sprintf("%s: incomplete trace: %s", e.File, e.Reason)
+	}
 	return fmt.Sprintf("%s: truncated trace at byte %d: %s", e.File, e.Offset, e.Reason)
 }
 
@@ -535,6 +541,24 @@ func (r *Reader) parse(line []byte) (rec Record, ok bool, err error) {
 			return rec, false, err
 		}
 		rec = Record{Kind: KindProc, Proc: p}
+	case KindCounters:
+		var c struct {
+			FileID *uint32 `json:"f"`
+			Counters
+		}
+		if err := unmarshal(&c); err != nil {
+			return rec, false, err
+		}
+		if c.FileID == nil || *c.FileID == 0 {
+			return rec, false, r.formatError("f", errors.New("counters without a file"))
+		}
+		f, ok := r.files[*c.FileID]
+		if !ok {
+			return rec, false, r.formatError("f", fmt.Errorf("file id %d used before its definition", *c.FileID))
+		}
+		cs := c.Counters
+		cs.FileID, cs.Path = *c.FileID, f.Path
+		rec = Record{Kind: KindCounters, Counters: &cs}
 	case KindFooter:
 		f := new(Footer)
 		if err := unmarshal(f); err != nil {

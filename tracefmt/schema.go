@@ -39,6 +39,9 @@ const (
 	KindEvent   Kind = "e"
 	KindProc    Kind = "p"
 	KindFooter  Kind = "z"
+	// KindCounters is a file's totals from a tool that counts instead of
+	// tracing (Darshan without DXT).
+	KindCounters Kind = "a"
 )
 
 // Header is the first record of a trace.
@@ -54,6 +57,13 @@ type Header struct {
 	StartMonoNs  int64    `json:"t0_mono_ns"` // CLOCK_MONOTONIC at the anchor; event times count from it
 	ContextDepth int      `json:"ctx_depth"`
 	Library      string   `json:"lib"` // iopred version that wrote the trace
+	// Source names the tool whose data the trace was converted from
+	// ("darshan 3.4.7, log format 3.41"); empty for iopred's own traces.
+	Source string `json:"src,omitempty"`
+	// JobID and Procs are the batch job and its number of processes when
+	// the source records them (a Darshan log does).
+	JobID string `json:"job,omitempty"`
+	Procs int    `json:"procs,omitempty"`
 }
 
 // Frame is one call-stack frame of a context, symbolised so that it is
@@ -133,14 +143,45 @@ type Footer struct {
 	Model map[string]any `json:"model,omitempty"`
 }
 
+// Counters are one file's totals over a run, from a tool that counts
+// calls instead of recording each (a Darshan log, whose DXT module alone
+// traces calls). They cover this process, or, when Procs is above 1, every
+// process that shared the file (Darshan reduces a file all ranks opened to
+// one record). The summary reads them where a trace has no events; the
+// time-resolved analyses (period, patterns, replay) cannot.
+type Counters struct {
+	FileID uint32 `json:"f"`
+	Path   string `json:"-"` // filled in by the reader from the file table
+	Layer  Layer  `json:"layer"`
+	// Procs is how many processes the totals cover when more than this
+	// one; 0 for this process alone.
+	Procs int `json:"procs,omitempty"`
+	// Calls counts calls by family, named after the call that stands for
+	// it: "read" counts read, pread, readv and the like; "open" every open.
+	Calls        map[string]uint64 `json:"calls,omitempty"`
+	BytesRead    int64             `json:"bytes_read,omitempty"`
+	BytesWritten int64             `json:"bytes_written,omitempty"`
+	// Time spent in reads, in writes and in other calls (open, stat, seek,
+	// sync, close), summed over the calls and the processes.
+	ReadNs  int64 `json:"read_ns,omitempty"`
+	WriteNs int64 `json:"write_ns,omitempty"`
+	MetaNs  int64 `json:"meta_ns,omitempty"`
+	// Source names the source module ("darshan POSIX v4"); Ints and Floats
+	// keep its counters by their own names, zeros left out.
+	Source string             `json:"src,omitempty"`
+	Ints   map[string]int64   `json:"ints,omitempty"`
+	Floats map[string]float64 `json:"floats,omitempty"`
+}
+
 // Record is one decoded trace line; exactly one of the pointers is set,
 // the one Kind names.
 type Record struct {
-	Kind    Kind
-	Header  *Header
-	Context *Context
-	File    *File
-	Event   *Event
-	Proc    *Proc
-	Footer  *Footer
+	Kind     Kind
+	Header   *Header
+	Context  *Context
+	File     *File
+	Event    *Event
+	Proc     *Proc
+	Footer   *Footer
+	Counters *Counters
 }

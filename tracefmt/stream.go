@@ -79,6 +79,29 @@ func RegisterFormat(f Format) {
 	formats.list = append(formats.list, f)
 }
 
+// Formats lists the names of the registered formats.
+func Formats() []string {
+	var names []string
+	for _, f := range registered() {
+		names = append(names, f.Name)
+	}
+	return names
+}
+
+// FormatOf names the registered format of the file at path (its suffix,
+// or its first bytes), or returns "" for an iopred trace and for a file
+// no format claims. A process name ("<path>#<proc>") is that of its file.
+func FormatOf(path string) (string, error) {
+	if p, proc := splitProcess(path); proc != "" {
+		path = p
+	}
+	f, ok, err := formatOf(path)
+	if err != nil || !ok {
+		return "", err
+	}
+	return f.Name, nil
+}
+
 // registered returns the registered formats.
 func registered() []Format {
 	formats.RLock()
@@ -273,6 +296,10 @@ func (s *RecordStream) Next() (Record, error) {
 		s.files[rec.File.ID] = *rec.File
 	case rec.Footer != nil:
 		s.footer = rec.Footer
+	case rec.Counters != nil:
+		if f, ok := s.files[rec.Counters.FileID]; ok {
+			rec.Counters.Path = f.Path
+		}
 	case rec.Event != nil:
 		e := rec.Event
 		e.PID, e.Rank = s.hdr.PID, s.hdr.Rank

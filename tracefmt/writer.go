@@ -154,6 +154,18 @@ func (w *Writer) Proc(p Proc) error {
 	return w.record(KindProc, p)
 }
 
+// Counters appends a file's totals (see Counters). The file c.FileID
+// must have been defined; c.Path is ignored.
+func (w *Writer) Counters(c *Counters) error {
+	if w.err != nil {
+		return w.err
+	}
+	if c.FileID == 0 || !w.files.has(c.FileID) {
+		return fmt.Errorf("tracefmt: counters of file %d before its definition", c.FileID)
+	}
+	return w.record(KindCounters, c)
+}
+
 // Close writes the footer and closes the open frame. It leaves the
 // underlying writer open, and the Writer usable: a process whose exec
 // failed goes on recording and ends with a second footer.
@@ -487,6 +499,8 @@ func kindName(k Kind) string {
 		return "proc"
 	case KindFooter:
 		return "footer"
+	case KindCounters:
+		return "counters"
 	}
 	return strconv.Quote(string(k))
 }
@@ -616,6 +630,18 @@ func appendBody(b []byte, v any) (_ []byte, ok bool) {
 		b = strconv.AppendInt(b, int64(r.ContextDepth), 10)
 		b = append(b, `,"lib":`...)
 		b = appendJSONString(b, r.Library)
+		if r.Source != "" {
+			b = append(b, `,"src":`...)
+			b = appendJSONString(b, r.Source)
+		}
+		if r.JobID != "" {
+			b = append(b, `,"job":`...)
+			b = appendJSONString(b, r.JobID)
+		}
+		if r.Procs != 0 {
+			b = append(b, `,"procs":`...)
+			b = strconv.AppendInt(b, int64(r.Procs), 10)
+		}
 		return append(b, '}'), true
 	case File:
 		b = append(b, `{"id":`...)

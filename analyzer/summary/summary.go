@@ -37,6 +37,10 @@ type Report struct {
 	// carry ranks): what the job wrote at MPI_Finalize (job.FromTraces).
 	Job         *job.Summary `json:"job,omitempty"`
 	JobWarnings []string     `json:"job_warnings,omitempty"`
+	// Modules are the per-layer totals of the traces' per-file counters
+	// (a Darshan log's modules); Notes say where the figures come from.
+	Modules []ModuleStats `json:"modules,omitempty"`
+	Notes   []string      `json:"notes,omitempty"`
 }
 
 // Process summarises one trace.
@@ -118,7 +122,8 @@ type Observer interface {
 
 type fileAcc struct {
 	FileStats
-	procs map[int]bool
+	procs  map[int]bool
+	shared int // processes a counters record shared by all ranks covers
 }
 
 type ctxAcc struct {
@@ -160,8 +165,9 @@ func Summarize(traces []string, opt Options) (*Report, error) {
 	}
 	rep.Excluded = s.tally
 	files, ctxs := s.files, s.ctxs
+	s.cnt.finish(rep, files)
 	for _, f := range files {
-		f.Processes = len(f.procs)
+		f.Processes = max(len(f.procs), f.shared)
 		rep.Files = append(rep.Files, f.FileStats)
 	}
 	sort.Slice(rep.Files, func(i, j int) bool {
@@ -186,7 +192,7 @@ func Summarize(traces []string, opt Options) (*Report, error) {
 		rep.Contexts = rep.Contexts[:opt.Top]
 	}
 	for _, p := range rep.Processes {
-		if p.Rank != nil {
+		if p.Rank != nil && !s.cnt.countersOnly() {
 			j, warnings, err := job.FromTracesWith(traces, job.Options{AllPaths: opt.AllPaths})
 			rep.Job, rep.JobWarnings = j, warnings
 			if j == nil && err != nil {
@@ -206,6 +212,7 @@ type summarizer struct {
 	excluded map[string]bool    // the filter's answer by path
 	tally    pathfilter.Tally
 	obs      Observer
+	cnt      countersAcc // the Counters records (Darshan without DXT)
 	// the previous path asked about and the answer
 	lastPath     string
 	lastExcluded bool
@@ -244,6 +251,7 @@ func (s *summarizer) trace(proc int, path string) (p Process, err error) {
 	defer r.Close()
 	h := r.Header()
 	p.Program, p.Host, p.PID, p.Rank, p.StartUnixNs = h.Program, h.Host, h.PID, h.Rank, h.StartUnixNs
+	s.cnt.header(h)
 	if s.obs != nil {
 		s.obs.Begin(proc, path, h)
 		defer func() { s.obs.End(&p) }()
@@ -264,8 +272,11 @@ func (s *summarizer) trace(proc int, path string) (p Process, err error) {
 			return p, err
 		}
 		switch {
+		case rec.Counters != nil:
+			s.cnt.add(proc, rec.Counters)
 		case rec.Event != nil:
 			e := rec.Event
+			s.cnt.events++
 			dur := e.EndNs - e.StartNs
 			lastEnd = max(lastEnd, e.EndNs)
 			dir := flow.Of(e)

@@ -72,6 +72,7 @@ func WriteText(w io.Writer, rep *Report) error {
 		fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t%s\t%s\t%s\n", c.ID, c.Processes, c.Events, duration(c.IONs),
 			size(c.Bytes), calls(c.Calls), c.Where)
 	}
+	writeModules(tw, rep)
 	if rep.Job != nil {
 		writeJob(tw, rep.Job)
 	}

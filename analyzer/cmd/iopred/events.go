@@ -82,6 +82,9 @@ func runEvents(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := tracefmt.CheckTimeResolved(traces...); err != nil {
+		return err
+	}
 	out := bufio.NewWriterSize(stdout, 64<<10)
 	var readErrs []error
 	for _, t := range traces {

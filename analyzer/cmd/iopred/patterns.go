@@ -34,6 +34,9 @@ func runPatterns(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := tracefmt.CheckTimeResolved(traces...); err != nil {
+		return err
+	}
 	rep, readErr := patterns.Analyze(traces, *window)
 	if *asJSON {
 		enc := json.NewEncoder(stdout)

@@ -56,6 +56,9 @@ func runPeriod(args []string, stdout, stderr io.Writer) error {
 	if *ftioModes != "" {
 		modes = strings.Split(*ftioModes, ",")
 	}
+	if err := tracefmt.CheckTimeResolved(paths...); err != nil {
+		return err
+	}
 	if *jobView {
 		return runPeriodJob(paths, mode, *asJSON, *plot, stdout, stderr)
 	}

@@ -63,6 +63,9 @@ func runReplay(args []string, stdout, stderr io.Writer) error {
 	if len(traces) == 0 {
 		return fmt.Errorf("no %s traces in %v", tracefmt.FileSuffix, paths)
 	}
+	if err := tracefmt.CheckTimeResolved(traces...); err != nil {
+		return err
+	}
 	if *savePath != "" && len(traces) != 1 {
 		return fmt.Errorf("--save needs exactly one trace, got %d", len(traces))
 	}

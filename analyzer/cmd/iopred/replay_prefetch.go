@@ -47,6 +47,9 @@ func runPrefetchReplay(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
+	if err := tracefmt.CheckTimeResolved(evaluation...); err != nil {
+		return err
+	}
 	rep, evalErr := prefetch.Evaluate(training, evaluation,
 		prefetch.Options{MarkovBlock: *block, ReadAhead: *readAhead, Depth: *depth, Window: *window})
 	if rep == nil {

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"iopred/tracefmt"
+	"iopred/tracefmt/darshan"
+	_ "iopred/tracefmt/dftracer" // registers DFTracer's .pfw and .pfw.gz with tracefmt
+)
+
+func init() {
+	register(&command{
+		name:  "import",
+		usage: "FORMAT INPUT... -o DIR",
+		summary: "convert other tools' traces (darshan: a Darshan log, one trace per rank; dftracer: .pfw/.pfw.gz files) " +
+			"into iopred traces in DIR",
+		run: runImport,
+	})
+}
+
+// runImport writes one iopred trace per process of each input: DIR/<input
+// name without its suffix>[.r<rank>|.shared].iopred.zst. Every command
+// reads the inputs directly too; importing keeps a converted copy, which
+// reads faster and can be merged with other traces.
+func runImport(args []string, stdout, stderr io.Writer) error {
+	c := commands["import"]
+	fs := newFlagSet(c, stderr)
+	out := fs.String("o", "", "write the traces into `DIR` (created if missing)")
+	rest, err := parseFlagsAnywhere(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(rest) < 2 || *out == "" {
+		return errUsage
+	}
+	format, inputs := rest[0], rest[1:]
+	if !slices.Contains(tracefmt.Formats(), format) {
+		return fmt.Errorf("unknown format %q (known: %s)", format, strings.Join(tracefmt.Formats(), ", "))
+	}
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		return err
+	}
+	var readErrs []error
+	for _, in := range inputs {
+		names, err := tracefmt.Discover(in)
+		if err != nil {
+			return err
+		}
+		for _, name := range names {
+			got, err := tracefmt.FormatOf(name)
+			if err != nil {
+				return err
+			}
+			if got != format {
+				what := "an iopred trace"
+				if got != "" {
+					what = "a " + got + " file"
+				}
+				return fmt.Errorf("%s: %s, not %s", name, what, format)
+			}
+		}
+		if format == "darshan" {
+			// The log's own warnings: modules not decoded, out of memory.
+			if l, _ := darshan.Open(in); l != nil {
+				for _, w := range l.Warnings {
+					fmt.Fprintf(stderr, "iopred import: %s: %s\n", in, w)
+				}
+			}
+		}
+		for _, name := range names {
+			dest := filepath.Join(*out, importName(name))
+			n, err := importTrace(name, dest)
+			var te *tracefmt.TruncatedError
+			switch {
+			case errors.As(err, &te):
+				fmt.Fprintf(stderr, "iopred import: warning: %v\n", err)
+			case err != nil:
+				readErrs = append(readErrs, err)
+			}
+			if n.written {
+				fmt.Fprintf(stdout, "%s: %d events, %d counter records\n", dest, n.events, n.counters)
+			}
+		}
+	}
+	return errors.Join(readErrs...)
+}
+
+// importName is the trace name of one process of an input: the input's
+// name without its format's suffix, the process after a dot.
+func importName(name string) string {
+	base, proc, _ := strings.Cut(filepath.Base(name), "#")
+	for _, s := range []string{".pfw.gz", ".pfw", ".darshan", ".gz", ".json"} {
+		if strings.HasSuffix(base, s) {
+			base = strings.TrimSuffix(base, s)
+			break
+		}
+	}
+	if proc != "" {
+		base += "." + proc
+	}
+	return base + tracefmt.FileSuffix
+}
+
+type importCounts struct {
+	written          bool
+	events, counters int
+}
+
+// importTrace copies the records of one trace into an iopred trace at
+// dest. A source that ends early (cut, or short of records) still gives
+// every record read, and a trace without footer, as a killed process
+// leaves one; the error says why.
+func importTrace(name, dest string) (n importCounts, err error) {
+	s, err := tracefmt.Open(name)
+	if err != nil {
+		return n, err
+	}
+	defer s.Close()
+	f, err := os.Create(dest)
+	if err != nil {
+		return n, err
+	}
+	w, err := tracefmt.NewWriter(f, s.Header(), tracefmt.WriterOptions{})
+	if err != nil {
+		f.Close()
+		return n, err
+	}
+	n.written = true
+	readErr := s.Each(func(rec tracefmt.Record) error {
+		switch {
+		case rec.Context != nil:
+			return w.Context(*rec.Context)
+		case rec.File != nil:
+			return w.File(*rec.File)
+		case rec.Counters != nil:
+			n.counters++
+			return w.Counters(rec.Counters)
+		case rec.Event != nil:
+			n.events++
+			return w.Event(rec.Event)
+		case rec.Proc != nil:
+			return w.Proc(*rec.Proc)
+		case rec.Footer != nil:
+			return w.Close(*rec.Footer)
+		}
+		return nil
+	})
+	if err := w.Flush(); err != nil && readErr == nil {
+		readErr = err
+	}
+	if err := f.Close(); err != nil && readErr == nil {
+		readErr = err
+	}
+	return n, readErr
+}

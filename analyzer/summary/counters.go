@@ -1,0 +1,188 @@
+package summary
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"iopred/tracefmt"
+)
+
+// ModuleStats is one layer's totals over the per-file counters of the
+// traces (a Darshan log's POSIX, MPI-IO and STDIO modules). Each layer
+// counts its own calls: the POSIX calls an MPI-IO call makes count in
+// both.
+type ModuleStats struct {
+	Layer        string            `json:"layer"`
+	Files        int               `json:"files"`   // distinct paths
+	Records      int               `json:"records"` // counter records (a file may have one per process)
+	Calls        map[string]uint64 `json:"calls"`
+	BytesRead    int64             `json:"bytes_read"`
+	BytesWritten int64             `json:"bytes_written"`
+	ReadNs       int64             `json:"read_ns"`
+	WriteNs      int64             `json:"write_ns"`
+	MetaNs       int64             `json:"meta_ns"`
+}
+
+// countersAcc gathers the Counters records of the traces. The module
+// totals always come from them; the file and process tables only when no
+// trace has an event (events, when there are some, say more).
+type countersAcc struct {
+	records int
+	events  uint64
+	source  string // the first header that names its source, as a note
+	modules map[tracefmt.Layer]*moduleAcc
+	byTrace map[int]map[string]*fileCounters // trace index -> path -> totals
+}
+
+// moduleAcc is one layer's totals and the files it saw.
+type moduleAcc struct {
+	tracefmt.Counters
+	records int
+	paths   map[string]bool
+}
+
+// fileCounters is one file's counters in one trace, by layer.
+type fileCounters struct {
+	layers map[tracefmt.Layer]*tracefmt.Counters
+	procs  int
+}
+
+func (a *countersAcc) header(h tracefmt.Header) {
+	if a.source != "" || h.Source == "" {
+		return
+	}
+	a.source = h.Source
+	if h.JobID != "" {
+		a.source = fmt.Sprintf("job %s, %d processes (%s)", h.JobID, h.Procs, h.Source)
+	}
+}
+
+// addCounters adds c's calls, bytes and times to dst.
+func addCounters(dst, c *tracefmt.Counters) {
+	if dst.Calls == nil {
+		dst.Calls = map[string]uint64{}
+	}
+	for op, n := range c.Calls {
+		dst.Calls[op] += n
+	}
+	dst.BytesRead += c.BytesRead
+	dst.BytesWritten += c.BytesWritten
+	dst.ReadNs += c.ReadNs
+	dst.WriteNs += c.WriteNs
+	dst.MetaNs += c.MetaNs
+}
+
+func (a *countersAcc) add(proc int, c *tracefmt.Counters) {
+	a.records++
+	if a.modules == nil {
+		a.modules = map[tracefmt.Layer]*moduleAcc{}
+		a.byTrace = map[int]map[string]*fileCounters{}
+	}
+	m := a.modules[c.Layer]
+	if m == nil {
+		m = &moduleAcc{paths: map[string]bool{}}
+		a.modules[c.Layer] = m
+	}
+	m.paths[c.Path] = true
+	m.records++
+	addCounters(&m.Counters, c)
+	files := a.byTrace[proc]
+	if files == nil {
+		files = map[string]*fileCounters{}
+		a.byTrace[proc] = files
+	}
+	f := files[c.Path]
+	if f == nil {
+		f = &fileCounters{layers: map[tracefmt.Layer]*tracefmt.Counters{}}
+		files[c.Path] = f
+	}
+	f.procs = max(f.procs, c.Procs)
+	l := f.layers[c.Layer]
+	if l == nil {
+		l = &tracefmt.Counters{Layer: c.Layer}
+		f.layers[c.Layer] = l
+	}
+	addCounters(l, c)
+}
+
+// countersOnly reports whether the traces hold counters and no event.
+func (a *countersAcc) countersOnly() bool { return a.records > 0 && a.events == 0 }
+
+// finish puts the module totals and the notes in the report, and, when no
+// trace had an event, fills the file and process tables from the
+// counters. A file's bytes and time are its application's: the MPI-IO
+// layer's when it has one (the POSIX calls under it repeat them),
+// otherwise POSIX's and stdio's added.
+func (a *countersAcc) finish(rep *Report, files map[string]*fileAcc) {
+	if a.records == 0 {
+		return
+	}
+	for layer, m := range a.modules {
+		rep.Modules = append(rep.Modules, ModuleStats{Layer: string(layer), Files: len(m.paths), Records: m.records,
+			Calls: m.Calls, BytesRead: m.BytesRead, BytesWritten: m.BytesWritten, ReadNs: m.ReadNs, WriteNs: m.WriteNs, MetaNs: m.MetaNs})
+	}
+	order := map[string]int{"mpiio": 0, "posix": 1, "stdio": 2}
+	sort.Slice(rep.Modules, func(i, j int) bool {
+		a, b := rep.Modules[i].Layer, rep.Modules[j].Layer
+		if order[a] != order[b] {
+			return order[a] < order[b]
+		}
+		return a < b
+	})
+	if a.source != "" {
+		rep.Notes = append(rep.Notes, a.source)
+	}
+	if !a.countersOnly() {
+		rep.Notes = append(rep.Notes, "the modules' totals come from per-file counters; the file and process tables from the traced calls alone")
+		return
+	}
+	rep.Notes = append(rep.Notes, "per-file counters only, no traced call: the tables come from the counters, and the time-resolved analyses "+
+		"(period, patterns, replay, events) need a trace of each call; for a Darshan log, run with DXT (DXT_ENABLE_IO_TRACE=1)")
+	for proc, byPath := range a.byTrace {
+		p := &rep.Processes[proc]
+		for path, fc := range byPath {
+			use := []tracefmt.Layer{tracefmt.LayerMPIIO}
+			if fc.layers[tracefmt.LayerMPIIO] == nil {
+				use = []tracefmt.Layer{tracefmt.LayerPOSIX, tracefmt.LayerStdio}
+			}
+			f := fileOf(files, path)
+			f.procs[proc] = true
+			f.shared = max(f.shared, fc.procs)
+			for _, c := range fc.layers {
+				for op, n := range c.Calls {
+					f.Calls[op] += n
+				}
+			}
+			for _, l := range use {
+				c := fc.layers[l]
+				if c == nil {
+					continue
+				}
+				ns := c.ReadNs + c.WriteNs + c.MetaNs
+				f.BytesRead += c.BytesRead
+				f.BytesWritten += c.BytesWritten
+				f.IONs += ns
+				p.BytesRead += c.BytesRead
+				p.BytesWritten += c.BytesWritten
+				p.IONs += ns
+			}
+		}
+	}
+}
+
+// writeModules prints the module totals and the notes, when there are.
+func writeModules(w io.Writer, rep *Report) {
+	if len(rep.Modules) > 0 {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "MODULE\tFILES\tRECORDS\tREAD\tWRITTEN\tREAD TIME\tWRITE TIME\tMETA TIME\tCALLS")
+		for _, m := range rep.Modules {
+			fmt.Fprintf(w, "%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", m.Layer, m.Files, m.Records, size(m.BytesRead), size(m.BytesWritten),
+				duration(m.ReadNs), duration(m.WriteNs), duration(m.MetaNs), calls(m.Calls))
+		}
+	}
+	for _, n := range rep.Notes {
+		fmt.Fprintf(w, "\nnote: %s\n", strings.TrimSpace(n))
+	}
+}
