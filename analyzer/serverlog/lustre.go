@@ -176,6 +176,13 @@ func parseLustre(path string, b []byte, opts *Options) ([]lustreSnap, error) {
 			// A parameter header: obdfilter.FS-OST0000.stats=
 			param := strings.TrimSuffix(trim, "=")
 			first, last := strings.Index(param, "."), strings.LastIndex(param, ".")
+			if kind := param[last+1:]; (kind == "stats" || kind == "job_stats") && last <= first+1 {
+				if err := bad(n, "%s names no OST", trim); err != nil {
+					return nil, err
+				}
+				cur = nil
+				continue
+			}
 			switch param[last+1:] {
 			case "stats":
 				start(param[first+1:last], false)
