@@ -11,6 +11,7 @@ import (
 type reading struct {
 	t    int64 // Unix nanoseconds
 	r, w uint64
+	gap  bool // the interval that ends here is unknown whatever the counters say
 }
 
 // counterLog is what every counter-based log (LMT, Lustre snapshots,
@@ -134,7 +135,7 @@ func (g *gridder) series(rs []reading, read, write []float64) {
 	for j := 1; j < len(rs); j++ {
 		a, b := rs[j-1], rs[j]
 		dt := b.t - a.t
-		if dt <= 0 || dt > g.maxIv {
+		if dt <= 0 || dt > g.maxIv || b.gap {
 			continue
 		}
 		sec := float64(dt) / 1e9

@@ -24,22 +24,22 @@ func TestGridReadings(t *testing.T) {
 		want  []float64
 	}{
 		// (100-0)/10 s and (400-100)/10 s.
-		{"on grid", []reading{{0, 0, 0}, {10 * s, 0, 100}, {20 * s, 0, 400}}, 2, 15 * s, []float64{10, 30}},
+		{"on grid", []reading{wr(0, 0), wr(10*s, 100), wr(20*s, 400)}, 2, 15 * s, []float64{10, 30}},
 		// Readings at 5 s and 15 s: 0 -> 100 over [5,15) puts 50 B in
 		// [5,10) of cell 0 and 50 B in [10,15) of cell 1; then 100 -> 300
 		// over [15,25) puts 100 B in [15,20) of cell 1. Cell 0 is half
 		// known: 50 B / 5 s; cell 1 fully: 150 B / 10 s.
-		{"off grid", []reading{{5 * s, 0, 0}, {15 * s, 0, 100}, {25 * s, 0, 300}}, 2, 15 * s, []float64{10, 15}},
+		{"off grid", []reading{wr(5*s, 0), wr(15*s, 100), wr(25*s, 300)}, 2, 15 * s, []float64{10, 15}},
 		// The 0 -> 100 interval [0,30) is longer than 15 s: unknown.
-		{"gap", []reading{{0, 0, 0}, {30 * s, 0, 100}, {40 * s, 0, 200}}, 4, 15 * s, []float64{nan, nan, nan, 10}},
+		{"gap", []reading{wr(0, 0), wr(30*s, 100), wr(40*s, 200)}, 4, 15 * s, []float64{nan, nan, nan, 10}},
 		// 500 -> 20 went down: a reset; 20 -> 120 is known.
-		{"reset", []reading{{0, 0, 500}, {10 * s, 0, 20}, {20 * s, 0, 120}}, 2, 15 * s, []float64{nan, 10}},
+		{"reset", []reading{wr(0, 500), wr(10*s, 20), wr(20*s, 120)}, 2, 15 * s, []float64{nan, 10}},
 		// 0 -> 1e15 in 10 s is 1e14 B/s, above MaxRate 1e12.
-		{"glitch", []reading{{0, 0, 0}, {10 * s, 0, 1e15}, {20 * s, 0, 1e15 + 50}}, 2, 15 * s, []float64{nan, 5}},
+		{"glitch", []reading{wr(0, 0), wr(10*s, 1e15), wr(20*s, 1e15+50)}, 2, 15 * s, []float64{nan, 5}},
 		// Only [0,3) of cell 0 is known (3 s < half of 10 s).
-		{"under half", []reading{{-7 * s, 0, 0}, {3 * s, 0, 100}}, 1, 15 * s, []float64{nan}},
+		{"under half", []reading{wr(-7*s, 0), wr(3*s, 100)}, 1, 15 * s, []float64{nan}},
 		// [0,6) of cell 0 known: 60 B of 100 over [-4,6), 6 s: 10 B/s.
-		{"over half", []reading{{-4 * s, 0, 0}, {6 * s, 0, 100}}, 1, 15 * s, []float64{10}},
+		{"over half", []reading{wr(-4*s, 0), wr(6*s, 100)}, 1, 15 * s, []float64{10}},
 	}
 	for _, c := range cases {
 		r := gridReadings([][]reading{c.rs}, []string{"ost"}, 0, 10*time.Second, c.n, c.maxIv, DefaultMaxRate)
@@ -54,6 +54,9 @@ func TestGridReadings(t *testing.T) {
 		}
 	}
 }
+
+// wr is a reading of a write counter.
+func wr(t int64, w uint64) reading { return reading{t: t, w: w} }
 
 // TestNativeStep proves that the sample width is the median interval,
 // rounded to the second, whatever jitter and gaps the readings have.
@@ -82,6 +85,9 @@ func TestParseTime(t *testing.T) {
 			t.Errorf("ParseTime(%q) = %v, %v; want %v", s, got, err, want)
 		}
 	}
+	if got, err := ParseTime("2018-01-28", ny); err != nil || !got.Equal(want.Add(-5*time.Second)) {
+		t.Errorf("a date alone: %v %v, want its midnight in New York", got, err)
+	}
 	if got, err := ParseTime("1510782606.789180921", nil); err != nil || got.UnixNano() != 1510782606789180921 {
 		t.Errorf("decimal Unix seconds: %v %v", got.UnixNano(), err)
 	}
@@ -89,5 +95,23 @@ func TestParseTime(t *testing.T) {
 		if _, err := ParseTime(s, ny); err == nil {
 			t.Errorf("ParseTime(%q) accepted", s)
 		}
+	}
+}
+
+// whole returns a function that reads the whole span of the source an
+// Open function returns, closes it and fails the test on an error:
+// whole(t)(OpenLMT(path, opts)).
+func whole(t *testing.T) func(Source, error) *Rates {
+	return func(src Source, err error) *Rates {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer src.Close()
+		r, err := src.Window(time.Time{}, time.Time{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
 	}
 }

@@ -1,6 +1,7 @@
 package serverlog_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -105,4 +106,33 @@ func ExampleWriteSacct() {
 	// Output:
 	// JobID|JobIDRaw|User|JobName|NNodes|Submit|Start|End|Elapsed|Timelimit|State
 	// 42|42|alice|ior|4|Unknown|2024-01-01T08:00:00|2024-01-01T09:30:00|01:30:00|02:00:00|COMPLETED
+}
+
+// Keep a log in a local store, then read a window of it back: the store
+// serves the same rates as the log, and importing it again changes
+// nothing.
+func ExampleImport() {
+	dir, _ := os.MkdirTemp("", "store")
+	defer os.RemoveAll(dir)
+	lmt := filepath.Join(interop.Dir(), "lmt", "snx11025_2018-01-28.sqlite3")
+	opts := serverlog.Options{TZ: time.UTC}
+	stats, err := serverlog.Import(context.Background(), dir, []serverlog.Spec{{Kind: "lmt", Path: lmt}}, opts, serverlog.ImportOptions{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(stats.Days, "day,", stats.Known, "OST samples")
+	st, err := serverlog.OpenStore(dir, opts)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer st.Close()
+	from, _, _, _ := st.Span()
+	r, _ := st.Window(from.Add(15*time.Second), from.Add(25*time.Second))
+	_, write := r.Aggregate()
+	fmt.Printf("%s %.1f MB/s, %.1f MB/s\n", r.Start.Format(time.TimeOnly), write[0]/1e6, write[1]/1e6)
+	// Output:
+	// 1 day, 1440 OST samples
+	// 00:00:15 400.0 MB/s, 385.7 MB/s
 }

@@ -119,10 +119,11 @@ func readJobsText(path string, r io.Reader, opts *Options) ([]Job, error) {
 // last line even without its newline (a truncated log still gives every
 // complete record before it).
 type lineScanner struct {
-	br   *bufio.Reader
-	line []byte
-	n    int
-	err  error
+	br      *bufio.Reader
+	line    []byte
+	n       int
+	err     error
+	partial bool // the line had no newline: the file was cut there
 }
 
 func (s *lineScanner) next() bool {
@@ -141,6 +142,7 @@ func (s *lineScanner) next() bool {
 			return false
 		}
 		s.n++
+		s.partial = s.line[len(s.line)-1] != '\n'
 		s.line = bytes.TrimRight(s.line, "\r\n")
 		return true
 	}

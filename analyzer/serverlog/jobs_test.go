@@ -3,6 +3,7 @@ package serverlog
 import (
 	"bytes"
 	"compress/gzip"
+	"database/sql"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -187,11 +188,12 @@ func TestSacctBadInput(t *testing.T) {
 }
 
 // TestSacctTruncated proves that a sacct file cut in the middle of a line
-// still gives every complete job before the cut.
+// still gives every complete job before the cut, without an error even
+// when reading strictly: the cut line is counted as left out.
 func TestSacctTruncated(t *testing.T) {
 	cut := sacctSample[:strings.Index(sacctSample, "FAILED|102")+20]
 	var bad BadRows
-	jobs, err := ReadSacct(strings.NewReader(cut), "cut", Options{TZ: time.UTC, SkipBad: true, Bad: &bad})
+	jobs, err := ReadSacct(strings.NewReader(cut), "cut", Options{TZ: time.UTC, Bad: &bad})
 	if err != nil || len(jobs) != 2 || bad.Count() != 1 {
 		t.Errorf("truncated: %v, %d jobs (want 100 and 101), %d bad", err, len(jobs), bad.Count())
 	}
@@ -336,4 +338,42 @@ func FuzzReadTorque(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestReadJobsDBBadRows proves the errors of the jobs SQLite reader on a
+// table the test writes: a missing table, and a row whose completion is
+// before its start, named by table and row; SkipBad keeps the good rows.
+func TestReadJobsDBBadRows(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "jobs.sqlite3")
+	db, err := sql.Open("sqlite", sqliteURI(path, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		"CREATE TABLE other(x)",
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := ReadJobs(path, Options{}); err == nil || !strings.Contains(err.Error(), path+": table summary: ") {
+		t.Errorf("missing table: %v", err)
+	}
+	for _, q := range []string{
+		"CREATE TABLE summary(stepid primary key, hostname, start integer, completion integer, numnodes integer)",
+		"INSERT INTO summary VALUES ('1.x', 'x', 100, 200, 2), ('2.x', 'x', 300, 250, 2), ('3.x', 'x', 400, 500, 4)",
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	if _, err := ReadJobs(path, Options{}); err == nil || !strings.Contains(err.Error(), path+": table summary, row 2: completion 250 before start 300") {
+		t.Errorf("bad row: %v", err)
+	}
+	var bad BadRows
+	jobs, err := ReadJobs(path, Options{SkipBad: true, Bad: &bad})
+	if err != nil || len(jobs) != 2 || bad.Count() != 1 || jobs[1].App() != (App{"unknown", "x", 4}) {
+		t.Errorf("SkipBad: %v, %+v, %d bad", err, jobs, bad.Count())
+	}
 }

@@ -92,15 +92,7 @@ func TestLMTRealRates(t *testing.T) {
 // restart, 40 timestamps without rows, then counters from zero) gives no
 // negative rate, NaN where rows are missing, and real rates on both sides.
 func TestLMTReset(t *testing.T) {
-	src, err := OpenLMT(interop.Path(t, reset), Options{TZ: time.UTC})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	r, err := src.Window(time.Time{}, time.Time{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := whole(t)(OpenLMT(interop.Path(t, reset), Options{TZ: time.UTC}))
 	// TS 16486100 .. 16486164 are 64 intervals; rows exist for 100..106
 	// and 146..164, so samples 6..45 (intervals 106->146) are unknown.
 	if r.Len() != 64 {
@@ -292,15 +284,7 @@ func TestLMTCountersAnomalies(t *testing.T) {
 		}
 	}
 	db.Close()
-	src, err := OpenLMT(path, Options{TZ: time.UTC})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	got, err := src.Window(time.Time{}, time.Time{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := whole(t)(OpenLMT(path, Options{TZ: time.UTC}))
 	for k := range 20 {
 		wr, ww := r.Read[0][k], r.Write[0][k]
 		if k == 4 {
@@ -421,4 +405,29 @@ func TestLMTWindow(t *testing.T) {
 	if err != nil || before.Len() != 2 || !before.Start.Equal(t0) {
 		t.Errorf("window overlapping the start: %v, %d samples from %v", err, before.Len(), before.Start)
 	}
+}
+
+// TestLMTRepeatedHour proves that an LMT database written in local time
+// across the night clocks go back (Europe/Berlin, 27 October 2024: 03:00
+// CEST becomes 02:00 CET, so 02:00-02:59 is written twice) reads back to
+// every sample in its place, with no gap and no doubled hour.
+func TestLMTRepeatedHour(t *testing.T) {
+	berlin, err := time.LoadLocation("Europe/Berlin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Date(2024, 10, 26, 23, 0, 0, 0, time.UTC) // 01:00 CEST
+	want := synthRates(2, 4*720, start, 5*time.Second)      // to 04:00 CET
+	path := writeLMT(t, want, nil, LMTWriterOptions{TZ: berlin})
+	db, err := sql.Open("sqlite", sqliteURI(path, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var twice int
+	db.QueryRow("SELECT COUNT(*) FROM TIMESTAMP_INFO WHERE TIMESTAMP = '2024-10-27 02:30:00'").Scan(&twice)
+	db.Close()
+	if twice != 2 {
+		t.Fatalf("02:30 written %d times, want 2 (the test needs the repeated hour)", twice)
+	}
+	sameWindow(t, "across the repeated hour", whole(t)(OpenLMT(path, Options{TZ: berlin})), want)
 }

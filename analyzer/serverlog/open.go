@@ -5,7 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -40,6 +42,53 @@ var openers = map[string]opener{
 		detect: func(path string, head []byte, isDir bool) bool {
 			return IsMySQL(path) || !isDir && strings.HasPrefix(string(head), sqliteMagic)
 		}},
+	"store": {open: OpenStore, help: "iopred store directory (made by iopred serverlog import)",
+		detect: func(path string, head []byte, isDir bool) bool { return isDir && IsStore(path) }},
+	"lustre": {open: OpenLustre, help: "directory of lctl get_param obdfilter.*.stats / job_stats snapshots",
+		detect: func(path string, head []byte, isDir bool) bool { return isDir && looksLustre(path) }},
+	"ldms": {open: OpenLDMS, help: "LDMS store_csv file of the lustre_ost schema",
+		detect: func(path string, head []byte, isDir bool) bool {
+			if isDir {
+				return false
+			}
+			if _, ok := ldmsAltHeader(path); ok {
+				return true
+			}
+			return strings.HasPrefix(string(head), "#Time,")
+		}},
+	"csv": {open: OpenCSV, help: "CSV with header time,ost,read_bytes,write_bytes (cumulative; see --rates)",
+		detect: func(path string, head []byte, isDir bool) bool {
+			line, _, _ := strings.Cut(strings.ToLower(string(head)), "\n")
+			return !isDir && !strings.HasPrefix(line, "#") && strings.Contains(line, "time") && strings.Contains(line, ",ost") &&
+				strings.Contains(line, "read_bytes") && strings.Contains(line, "write_bytes")
+		}},
+}
+
+// looksLustre tells whether one of the first files under dir starts as
+// lctl get_param output does.
+func looksLustre(dir string) bool {
+	seen := 0
+	found := false
+	filepath.WalkDir(dir, func(path string, e fs.DirEntry, err error) error {
+		if err != nil || found || seen > 20 {
+			return filepath.SkipAll
+		}
+		if !e.Type().IsRegular() {
+			return nil
+		}
+		seen++
+		f, err := os.Open(path)
+		if err != nil {
+			return nil
+		}
+		defer f.Close()
+		b := make([]byte, 64)
+		n, _ := io.ReadFull(f, b)
+		h := strings.TrimSpace(string(b[:n]))
+		found = strings.HasPrefix(h, "obdfilter.") || strings.HasPrefix(h, "snapshot_time") || strings.HasPrefix(h, "job_stats:")
+		return nil
+	})
+	return found
 }
 
 // Kinds lists the kinds of sources OpenSource knows, sorted.
@@ -153,15 +202,21 @@ func (f *Flags) Options() (Options, error) {
 	return o, nil
 }
 
-// Spec returns the one source the flags name; it is an error to name
-// none or several.
-func (f *Flags) Spec() (Spec, error) {
+// Specs returns every source the flags name, in the order of Kinds.
+func (f *Flags) Specs() []Spec {
 	var specs []Spec
 	for _, k := range Kinds() {
 		if p := f.Sources[k]; p != nil && *p != "" {
 			specs = append(specs, Spec{Kind: k, Path: *p})
 		}
 	}
+	return specs
+}
+
+// Spec returns the one source the flags name; it is an error to name
+// none or several.
+func (f *Flags) Spec() (Spec, error) {
+	specs := f.Specs()
 	switch len(specs) {
 	case 0:
 		return Spec{}, fmt.Errorf("no throughput log: give one of --%s", strings.Join(Kinds(), ", --"))

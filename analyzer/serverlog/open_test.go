@@ -47,6 +47,7 @@ func TestFlags(t *testing.T) {
 	}{
 		{nil, "no throughput log"},
 		{[]string{"--lmt", lmt, "--lmt", lmt}, ""}, // the last one wins, as for any flag
+		{[]string{"--lmt", lmt, "--csv", lmt}, "several throughput logs"},
 		{[]string{"--lmt", lmt, "--tz", "Mars/Olympus"}, "--tz Mars/Olympus"},
 	} {
 		f, err := parse(c.args...)

@@ -77,6 +77,18 @@ func (o *Options) bad(err error) error {
 	return nil
 }
 
+// badLine is bad for a line of a text log; the last line of a file cut
+// in the middle of it (no newline) is left out and counted even without
+// SkipBad, so that a log being written or truncated still gives every
+// complete record.
+func (o *Options) badLine(err error, partial bool) error {
+	if partial {
+		o.Bad.add(err)
+		return nil
+	}
+	return o.bad(err)
+}
+
 // BadRows counts the rows readers left out under Options.SkipBad and keeps
 // the first few reasons, so that a command can say how many and why. It is
 // safe for concurrent use; a nil *BadRows counts nothing.

@@ -85,14 +85,14 @@ func readSacct(path string, r io.Reader, opts *Options) ([]Job, error) {
 			f = f[:width]
 		}
 		if len(f) != width {
-			if err := opts.bad(fmt.Errorf("%s: line %d: %d fields, the header has %d", path, s.n, len(f), width)); err != nil {
+			if err := opts.badLine(fmt.Errorf("%s: line %d: %d fields, the header has %d", path, s.n, len(f), width), s.partial); err != nil {
 				return nil, err
 			}
 			continue
 		}
 		j, keep, err := sacctJob(f, col, loc, opts.Running)
 		if err != nil {
-			if err := opts.bad(fmt.Errorf("%s: line %d: %v", path, s.n, err)); err != nil {
+			if err := opts.badLine(fmt.Errorf("%s: line %d: %v", path, s.n, err), s.partial); err != nil {
 				return nil, err
 			}
 			continue

@@ -5,6 +5,17 @@
 // Torque). Every source becomes the same two things: byte rates per OST on
 // one time grid (Rates), and Jobs. IOSI and AID work only on those, so a
 // new log source is one reader.
+//
+// Commands open logs through Flags (--lmt, --lustre, --ldms, --csv,
+// --store, --jobs, --tz, --skip-bad, ...) or OpenSource and ReadJobs,
+// which find a log's format from its content. CreateLMT and WriteSacct
+// write what the readers read, for simulators and tests. Import and
+// ImportFrom keep months of logs in a local store (OpenStore) read back by
+// day at the speed of decompression. ReadJobStats gives the per-job bytes
+// of Lustre's job_stats.
+//
+// The grid is aligned to whole multiples of the step since the Unix
+// epoch, so windows, days and sources of one step line up.
 package serverlog
 
 import (
@@ -109,7 +120,9 @@ type Source interface {
 	Span() (from, to time.Time, step time.Duration, err error)
 	// OSTs lists the OSTs the source knows, in a stable order.
 	OSTs() ([]string, error)
-	// Window returns the rates of [from, to) on the source's grid.
+	// Window returns the rates of [from, to) on the source's grid: from
+	// the sample holding from to the one holding the instant before to,
+	// clipped to the span (zero times mean the span's edges).
 	Window(from, to time.Time) (*Rates, error)
 	// Close releases the source.
 	Close() error

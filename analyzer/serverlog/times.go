@@ -10,8 +10,9 @@ import (
 
 // ParseTime reads a time as the logs write it: "2006-01-02 15:04:05" or
 // "2006-01-02T15:04:05" (with optional fractional seconds) in loc, RFC
-// 3339 with its own zone or offset, or Unix seconds ("1510782606",
-// "1510782606.789180921"). Commands use it for --from and --to.
+// 3339 with its own zone or offset, Unix seconds ("1510782606",
+// "1510782606.789180921"), Torque's "01/02/2006 15:04:05" in loc, or a
+// date alone (its midnight in loc). Commands use it for --from and --to.
 func ParseTime(s string, loc *time.Location) (time.Time, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
@@ -22,6 +23,13 @@ func ParseTime(s string, loc *time.Location) (time.Time, error) {
 	}
 	if isUnixSeconds(s) {
 		return parseUnix(s)
+	}
+	if len(s) == 10 && s[4] == '-' && s[7] == '-' {
+		t, err := time.ParseInLocation(time.DateOnly, s, loc)
+		if err != nil {
+			return time.Time{}, fmt.Errorf("time %q: not YYYY-MM-DD", s)
+		}
+		return t, nil
 	}
 	if len(s) >= 19 && s[4] == '-' && s[7] == '-' && (s[10] == ' ' || s[10] == 'T') {
 		// A zone after the seconds (Z, +01:00) makes it RFC 3339.

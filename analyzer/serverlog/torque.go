@@ -50,7 +50,7 @@ func readTorque(path string, r io.Reader, opts *Options) ([]Job, error) {
 		}
 		j, keep, err := torqueRecord(string(s.line), loc)
 		if err != nil {
-			if err := opts.bad(fmt.Errorf("%s: line %d: %v", path, s.n, err)); err != nil {
+			if err := opts.badLine(fmt.Errorf("%s: line %d: %v", path, s.n, err), s.partial); err != nil {
 				return nil, err
 			}
 			continue

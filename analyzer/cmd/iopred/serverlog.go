@@ -1,0 +1,191 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"iopred/analyzer/serverlog"
+)
+
+func init() {
+	register(&command{
+		name:    "serverlog",
+		usage:   "import SRC... --into STORE [--from T] [--to T] [--all] | info [--json] STORE|SRC|JOBLOG...",
+		summary: "server-side logs (LMT, Lustre snapshots, LDMS, CSV, job logs): import into a local store, describe",
+		run:     runServerlog,
+	})
+}
+
+func runServerlog(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return errUsage
+	}
+	switch args[0] {
+	case "import":
+		return runServerlogImport(args[1:], stdout, stderr)
+	case "info":
+		return runServerlogInfo(args[1:], stdout, stderr)
+	case "-h", "--help", "help":
+		fmt.Fprintf(stdout, "usage: iopred serverlog %s\n%s\n", commands["serverlog"].usage, commands["serverlog"].summary)
+		fmt.Fprintln(stdout, "\nRun 'iopred serverlog import -h' or 'iopred serverlog info -h' for their options.")
+		return nil
+	}
+	return fmt.Errorf("unknown serverlog command %q (import or info)", args[0])
+}
+
+// sourceArgs turns positional sources into specs: KIND:PATH names the kind
+// (lmt:, lustre:, ldms:, csv:, store:), a bare path or mysql:// address is
+// detected from its content.
+func sourceArgs(paths []string) []serverlog.Spec {
+	var specs []serverlog.Spec
+	for _, p := range paths {
+		if k, rest, ok := strings.Cut(p, ":"); ok && slices.Contains(serverlog.Kinds(), k) {
+			specs = append(specs, serverlog.Spec{Kind: k, Path: rest})
+			continue
+		}
+		specs = append(specs, serverlog.Spec{Path: p})
+	}
+	return specs
+}
+
+func runServerlogImport(args []string, stdout, stderr io.Writer) error {
+	c := &command{name: "serverlog import", usage: "SRC... --into STORE [--from T] [--to T] [--all] [--quiet]",
+		summary: "read throughput logs into a compact local store, day by day (UTC days); SRC is a path or mysql:// address, its kind found from the content, or KIND:PATH"}
+	fs := newFlagSet(c, stderr)
+	var f serverlog.Flags
+	f.Register(fs, false)
+	into := fs.String("into", "", "the store `DIR` (created if missing)")
+	fromS := fs.String("from", "", "import from this time on (RFC 3339, YYYY-MM-DD [HH:MM:SS] in --tz, or Unix seconds)")
+	toS := fs.String("to", "", "import up to this time")
+	all := fs.Bool("all", false, "re-import every day, also those a source already filled completely")
+	quiet := fs.Bool("quiet", false, "no progress lines")
+	paths, err := parseFlagsAnywhere(fs, args)
+	if err != nil {
+		return err
+	}
+	specs := append(sourceArgs(paths), f.Specs()...)
+	if *into == "" || len(specs) == 0 {
+		return errUsage
+	}
+	opts, err := f.Options()
+	if err != nil {
+		return err
+	}
+	iopts := serverlog.ImportOptions{All: *all}
+	if iopts.From, err = optTime(*fromS, opts.TZ); err != nil {
+		return fmt.Errorf("--from: %v", err)
+	}
+	if iopts.To, err = optTime(*toS, opts.TZ); err != nil {
+		return fmt.Errorf("--to: %v", err)
+	}
+	start := time.Now()
+	if !*quiet {
+		iopts.Progress = func(p serverlog.ImportProgress) {
+			what := "imported"
+			if p.Skipped {
+				what = "already complete"
+			}
+			fmt.Fprintf(stderr, "%s: %s %s (%d/%d days, %.0f s)\n", p.Source, p.Day, what, p.Done, p.Total, time.Since(start).Seconds())
+		}
+	}
+	// Ctrl-C stops between days: the store keeps every day written.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	stats, err := serverlog.Import(ctx, *into, specs, opts, iopts)
+	f.Report(stderr)
+	if errors.Is(err, context.Canceled) {
+		fmt.Fprintf(stderr, "interrupted: %d days written, the store is readable and a new import resumes it\n", stats.Days)
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%d days written (%d OST samples, %d known), %d already complete, in %.1f s\n",
+		stats.Days, stats.Cells, stats.Known, stats.Skipped, time.Since(start).Seconds())
+	return nil
+}
+
+func optTime(s string, loc *time.Location) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	return serverlog.ParseTime(s, loc)
+}
+
+func runServerlogInfo(args []string, stdout, stderr io.Writer) error {
+	c := &command{name: "serverlog info", usage: "[--json] STORE|SRC|JOBLOG...",
+		summary: "span, step, OSTs and size of throughput logs and stores; jobs, users and applications of job logs"}
+	fs := newFlagSet(c, stderr)
+	var f serverlog.Flags
+	f.Register(fs, true)
+	asJSON := fs.Bool("json", false, "print one JSON object per argument, one per line")
+	paths, err := parseFlagsAnywhere(fs, args)
+	if err != nil {
+		return err
+	}
+	specs := append(sourceArgs(paths), f.Specs()...)
+	if len(specs) == 0 && f.Jobs == "" {
+		return errUsage
+	}
+	opts, err := f.Options()
+	if err != nil {
+		return err
+	}
+	loc := opts.TZ
+	if loc == nil {
+		loc = time.Local
+	}
+	enc := json.NewEncoder(stdout)
+	var jobLogs []string
+	if f.Jobs != "" {
+		jobLogs = append(jobLogs, f.Jobs)
+	}
+	for _, spec := range specs {
+		s, err := serverlog.Describe(spec, opts)
+		if err != nil {
+			// Not a throughput log: perhaps a job log.
+			if spec.Kind == "" {
+				if _, jerr := serverlog.ReadJobs(spec.Path, opts); jerr == nil {
+					jobLogs = append(jobLogs, spec.Path)
+					continue
+				}
+			}
+			return err
+		}
+		if *asJSON {
+			if err := enc.Encode(s); err != nil {
+				return err
+			}
+		} else {
+			fmt.Fprint(stdout, s.Text(loc))
+		}
+	}
+	for _, p := range jobLogs {
+		jobs, err := serverlog.ReadJobs(p, opts)
+		if err != nil {
+			return err
+		}
+		s := serverlog.DescribeJobs(p, jobs)
+		if *asJSON {
+			if err := enc.Encode(s); err != nil {
+				return err
+			}
+			continue
+		}
+		fmt.Fprintf(stdout, "%s (job log)\n  jobs   %d by %d users, %d applications (user, name, nodes)\n", p, s.Jobs, s.Users, s.Apps)
+		if s.Jobs > 0 {
+			fmt.Fprintf(stdout, "  span   %s .. %s\n", s.From.In(loc).Format("2006-01-02 15:04:05 MST"), s.To.In(loc).Format("2006-01-02 15:04:05 MST"))
+		}
+	}
+	f.Report(stderr)
+	return nil
+}

@@ -1,0 +1,236 @@
+package serverlog
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// centerDay makes a day of per-OST write and read rates like a busy
+// center's: each OST idle in half of its samples and otherwise moving
+// background traffic of a log-normal size (median 50 kB per sample, a
+// factor e^1.5 spread), plus job bursts every few minutes on 8-64
+// OSTs at 20-400 MB/s each for 30 s to 3 min, with 10% noise. Whole bytes
+// per sample, as counters give them.
+func centerDay(day time.Time, osts int, step time.Duration, seed uint64) *Rates {
+	n := int(24 * time.Hour / step)
+	rng := rand.New(rand.NewPCG(seed, uint64(day.Unix())))
+	r := &Rates{Start: day, Step: step}
+	sec := step.Seconds()
+	for i := range osts {
+		r.OSTs = append(r.OSTs, fmt.Sprintf("fs-OST%04x", i))
+		rd, wr := make([]float64, n), make([]float64, n)
+		for k := range n {
+			if rng.IntN(2) == 0 {
+				wr[k] = math.Round(math.Exp(rng.NormFloat64()*1.5+math.Log(50e3))) / sec
+			}
+			if rng.IntN(3) == 0 {
+				rd[k] = math.Round(math.Exp(rng.NormFloat64()*1.5+math.Log(20e3))) / sec
+			}
+		}
+		r.Read, r.Write = append(r.Read, rd), append(r.Write, wr)
+	}
+	for at := 0; at < n; at += int((time.Duration(60+rng.IntN(240)) * time.Second) / step) {
+		width := 8 + rng.IntN(57)
+		first := rng.IntN(osts)
+		rate := 20e6 + rng.Float64()*380e6
+		long := int((time.Duration(30+rng.IntN(150)) * time.Second) / step)
+		series := r.Write
+		if rng.IntN(4) == 0 {
+			series = r.Read
+		}
+		for j := range width {
+			o := (first + j) % osts
+			for k := at; k < min(n, at+long); k++ {
+				series[o][k] += math.Round(rate*(0.9+0.2*rng.Float64())*sec) / sec
+			}
+		}
+	}
+	return r
+}
+
+// BenchmarkStoreDay measures the store on a day of 256 OSTs at 5 s (4.4
+// million OST samples): import from memory (encoding, compression,
+// syncing), the bytes per OST sample on disk, and reading the day back
+// whole and by hour.
+func BenchmarkStoreDay(b *testing.B) {
+	day := centerDay(time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC), 256, 5*time.Second, 1)
+	samples := float64(day.Len() * len(day.OSTs))
+	b.Run("import", func(b *testing.B) {
+		var size int64
+		for i := 0; i < b.N; i++ {
+			dir := filepath.Join(b.TempDir(), "store")
+			src, _ := NewRatesSource(day)
+			if _, err := ImportFrom(context.Background(), dir, src, "day", ImportOptions{}); err != nil {
+				b.Fatal(err)
+			}
+			size = diskSize(dir)
+		}
+		b.ReportMetric(samples*float64(b.N)/b.Elapsed().Seconds(), "OST-samples/s")
+		b.ReportMetric(float64(size)/samples, "bytes/OST-sample")
+	})
+	dir := filepath.Join(b.TempDir(), "store")
+	src, _ := NewRatesSource(day)
+	if _, err := ImportFrom(context.Background(), dir, src, "day", ImportOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("read-day", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			st, err := OpenStore(dir, Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := st.Window(time.Time{}, time.Time{}); err != nil {
+				b.Fatal(err)
+			}
+			st.Close()
+		}
+		b.ReportMetric(samples*float64(b.N)/b.Elapsed().Seconds(), "OST-samples/s")
+	})
+	b.Run("read-hours", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			st, _ := OpenStore(dir, Options{})
+			for h := range 24 {
+				if _, err := st.Window(day.Time(h*720), day.Time((h+1)*720)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			st.Close()
+		}
+		b.ReportMetric(samples*float64(b.N)/b.Elapsed().Seconds(), "OST-samples/s")
+	})
+}
+
+// BenchmarkStoreMonth is AID's scale: 30 days of 256 OSTs at 5 s (132.7
+// million OST samples) imported day by day, then read back day by day,
+// with the size on disk and the peak resident memory of the process.
+func BenchmarkStoreMonth(b *testing.B) {
+	const days = 30
+	for i := 0; i < b.N; i++ {
+		dir := filepath.Join(b.TempDir(), "store")
+		t0 := time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC)
+		var imp, impCPU time.Duration
+		var samples float64
+		for d := range days {
+			day := centerDay(t0.AddDate(0, 0, d), 256, 5*time.Second, 1)
+			samples += float64(day.Len() * len(day.OSTs))
+			src, _ := NewRatesSource(day)
+			start, cpu := time.Now(), cpuTime()
+			if _, err := ImportFrom(context.Background(), dir, src, "month", ImportOptions{}); err != nil {
+				b.Fatal(err)
+			}
+			imp += time.Since(start)
+			impCPU += cpuTime() - cpu
+		}
+		runtime.GC()
+		st, err := OpenStore(dir, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		start, cpu := time.Now(), cpuTime()
+		var sum float64
+		for d := range days {
+			r, err := st.Window(t0.AddDate(0, 0, d), t0.AddDate(0, 0, d+1))
+			if err != nil {
+				b.Fatal(err)
+			}
+			_, w := r.Aggregate()
+			sum += w[0]
+		}
+		read, readCPU := time.Since(start), cpuTime()-cpu
+		st.Close()
+		b.ReportMetric(samples/imp.Seconds(), "import-OST-samples/s")
+		b.ReportMetric(impCPU.Seconds(), "import-month-cpu-s")
+		b.ReportMetric(read.Seconds(), "read-month-s")
+		b.ReportMetric(readCPU.Seconds(), "read-month-cpu-s")
+		b.ReportMetric(samples/read.Seconds(), "read-OST-samples/s")
+		b.ReportMetric(float64(diskSize(dir))/samples, "bytes/OST-sample")
+		b.ReportMetric(float64(diskSize(dir))/1e6, "store-MB")
+		b.ReportMetric(peakRSS()/1e6, "peak-RSS-MB")
+	}
+}
+
+// cpuTime is the process's user and system time so far: on a machine
+// shared with other work it moves less than the wall clock.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// peakRSS is the process's peak resident set (VmHWM), in bytes.
+func peakRSS() float64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return math.NaN()
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmHWM:" {
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			return kb * 1024
+		}
+	}
+	return math.NaN()
+}
+
+// BenchmarkLMTWrite measures the LMT SQLite writer on a day of 64 OSTs at
+// 5 s (1.1 million OST_DATA rows); rows/s is the figure to compare.
+func BenchmarkLMTWrite(b *testing.B) {
+	r := synthRates(64, 17280, time.Unix(1_700_000_000, 0), 5*time.Second)
+	dir := b.TempDir()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		path := filepath.Join(dir, "w.sqlite3")
+		os.Remove(path)
+		w, err := CreateLMT(path, r.OSTs, LMTWriterOptions{TZ: time.UTC})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for h := range 24 {
+			if err := w.Write(r.Slice(r.Time(h*720), r.Time((h+1)*720))); err != nil {
+				b.Fatal(err)
+			}
+		}
+		w.Close()
+	}
+	b.ReportMetric(float64(64*17280*b.N)/b.Elapsed().Seconds(), "rows/s")
+}
+
+// BenchmarkLMTRead measures OpenLMT reading that day back, hour by hour.
+func BenchmarkLMTRead(b *testing.B) {
+	r := synthRates(64, 17280, time.Unix(1_700_000_000, 0), 5*time.Second)
+	path := filepath.Join(b.TempDir(), "r.sqlite3")
+	w, err := CreateLMT(path, r.OSTs, LMTWriterOptions{TZ: time.UTC})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := w.Write(r); err != nil {
+		b.Fatal(err)
+	}
+	w.Close()
+	b.ResetTimer()
+	cpu := cpuTime()
+	for i := 0; i < b.N; i++ {
+		src, err := OpenLMT(path, Options{TZ: time.UTC})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for h := range 24 {
+			if _, err := src.Window(r.Time(h*720), r.Time((h+1)*720)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		src.Close()
+	}
+	b.ReportMetric(float64(64*17280*b.N)/b.Elapsed().Seconds(), "rows/s")
+	b.ReportMetric(float64(64*17280*b.N)/(cpuTime()-cpu).Seconds(), "rows/cpu-s")
+}
