@@ -1,0 +1,454 @@
+// Package fork tests the tracing of children that fork without exec with
+// real programs: each such child gets a trace of its own (from its spill,
+// preload/spill.c), with its pid, its parent's pid and its fork time, and
+// the bytes it moved.
+//
+// The tests need the library and the command built (`make`), and the
+// tools .ci/run installs (python3, fio, make, gcc).
+package fork
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"iopred/tests/testenv"
+	"iopred/tracefmt"
+	_ "iopred/tracefmt/spill" // spills left over read as traces
+)
+
+// proc is one process's trace read whole.
+type proc struct {
+	path   string
+	header tracefmt.Header
+	events []tracefmt.Event
+	footer *tracefmt.Footer
+	err    error
+}
+
+// written sums the bytes a process's data calls wrote to files under dir.
+func (p proc) written(dir string) (files map[string]int64) {
+	files = map[string]int64{}
+	for _, e := range p.events {
+		if strings.HasPrefix(e.Path, dir+"/") && tracefmt.IsWrite(e.Op) && e.Bytes > 0 {
+			files[e.Path] += e.Bytes
+		}
+	}
+	return files
+}
+
+func (p proc) read(dir string) (total int64) {
+	for _, e := range p.events {
+		if strings.HasPrefix(e.Path, dir+"/") && tracefmt.IsRead(e.Op) && e.Bytes > 0 {
+			total += e.Bytes
+		}
+	}
+	return total
+}
+
+// procs reads every trace in dir (spills too), by pid.
+func procs(t *testing.T, dir string) map[int]proc {
+	t.Helper()
+	names, err := tracefmt.Discover(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[int]proc{}
+	for _, name := range names {
+		r, err := tracefmt.Open(name)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		p := proc{path: name, header: r.Header()}
+		for {
+			rec, err := r.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				p.err = err
+				break
+			}
+			if rec.Event != nil {
+				p.events = append(p.events, *rec.Event)
+			}
+		}
+		p.footer = r.Footer()
+		r.Close()
+		if old, dup := out[p.header.PID]; dup {
+			// The part of a child before its exec, and the program it
+			// exec'd, share the pid: keep both events.
+			p.events = append(old.events, p.events...)
+		}
+		out[p.header.PID] = p
+	}
+	return out
+}
+
+// spills lists the spill files left in dir.
+func spills(t *testing.T, dir string) []string {
+	m, err := filepath.Glob(filepath.Join(dir, "*.iopspill"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// A fork-started multiprocessing pool of 4 workers writing 8 files each:
+// all 32 files are in the traces of the worker pids Python reports, with
+// exactly the bytes each worker wrote, and each worker's trace names the
+// pool's process as its parent. The parent converted every spill.
+func TestPythonPool(t *testing.T) {
+	py := testenv.Tool(t, "python3")
+	data, traces := t.TempDir(), t.TempDir()
+	script := `
+import multiprocessing as mp, os, sys, json
+d = sys.argv[1]
+def work(i):
+    n = 1024 * (i % 5 + 1) + i
+    with open(os.path.join(d, "f%02d" % i), "wb") as f:
+        f.write(b"p" * n)
+    return os.getpid(), i, n
+if __name__ == "__main__":
+    mp.set_start_method("fork")
+    with mp.Pool(4) as pool:
+        res = pool.map(work, range(32), chunksize=8)
+    print(json.dumps({"parent": os.getpid(), "res": res}))
+`
+	res := testenv.Traced(t, traces, nil, "", py, "-c", script, data)
+	if res.Code != 0 {
+		t.Fatalf("%+v", res)
+	}
+	var out struct {
+		Parent int
+		Res    [][3]int64
+	}
+	if err := json.Unmarshal([]byte(res.Stdout), &out); err != nil {
+		t.Fatalf("output %q: %v", res.Stdout, err)
+	}
+	want := map[int]map[string]int64{}
+	for _, r := range out.Res {
+		pid := int(r[0])
+		if want[pid] == nil {
+			want[pid] = map[string]int64{}
+		}
+		want[pid][filepath.Join(data, fmt.Sprintf("f%02d", r[1]))] = r[2]
+	}
+	if len(want) != 4 {
+		t.Fatalf("the pool ran its tasks in %d workers, want 4", len(want))
+	}
+	all := procs(t, traces)
+	files := 0
+	for pid, w := range want {
+		p, ok := all[pid]
+		if !ok {
+			t.Errorf("worker %d has no trace", pid)
+			continue
+		}
+		if got := p.written(data); fmt.Sprint(got) != fmt.Sprint(w) {
+			t.Errorf("worker %d wrote %v, its trace says %v", pid, w, got)
+		}
+		files += len(w)
+		if p.header.PPID != out.Parent || p.header.ForkUnixNs == 0 {
+			t.Errorf("worker %d: ppid %d (want %d), fork time %d", pid, p.header.PPID, out.Parent, p.header.ForkUnixNs)
+		}
+	}
+	if files != 32 {
+		t.Errorf("%d files attributed, want 32", files)
+	}
+	if left := spills(t, traces); len(left) != 0 {
+		t.Errorf("spills left unconverted: %v", left)
+	}
+}
+
+// fio's default process mode: 4 jobs in forked processes, each trace with
+// the bytes fio's JSON report gives its job.
+func TestFioProcesses(t *testing.T) {
+	fio := testenv.Tool(t, "fio")
+	data, traces := t.TempDir(), t.TempDir()
+	res := testenv.Traced(t, traces, nil, "", fio, "--name=job", "--directory="+data, "--rw=write",
+		"--bs=4k", "--size=2m", "--numjobs=4", "--ioengine=psync", "--output-format=json")
+	if res.Code != 0 {
+		t.Fatalf("%+v", res)
+	}
+	var rep struct {
+		Jobs []struct {
+			Name  string `json:"jobname"`
+			Write struct {
+				Bytes int64 `json:"io_bytes"`
+			} `json:"write"`
+		} `json:"jobs"`
+	}
+	if err := json.Unmarshal([]byte(res.Stdout[strings.IndexByte(res.Stdout, '{'):]), &rep); err != nil {
+		t.Fatalf("fio's report: %v", err)
+	}
+	var want []int64
+	for _, j := range rep.Jobs {
+		want = append(want, j.Write.Bytes)
+	}
+	var got []int64
+	for _, p := range procs(t, traces) {
+		if p.header.ForkUnixNs == 0 {
+			continue // fio's main process
+		}
+		var sum int64
+		for _, b := range p.written(data) {
+			sum += b
+		}
+		if sum > 0 {
+			got = append(got, sum)
+		}
+	}
+	sort.Slice(want, func(i, j int) bool { return want[i] < want[j] })
+	sort.Slice(got, func(i, j int) bool { return got[i] < got[j] })
+	if len(want) != 4 || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("per-process bytes written %v, fio reports %v", got, want)
+	}
+}
+
+// A data loader in the PyTorch way, in plain Python: the parent forks 3
+// workers with os.fork; each reads its shards and sends their sizes back
+// through a pipe. Each worker's trace reads exactly its shards' bytes.
+func TestDataLoader(t *testing.T) {
+	py := testenv.Tool(t, "python3")
+	data, traces := t.TempDir(), t.TempDir()
+	for i := 0; i < 12; i++ {
+		if err := os.WriteFile(filepath.Join(data, fmt.Sprintf("shard%02d", i)), make([]byte, 3000+i*517), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	script := `
+import os, sys, json
+d = sys.argv[1]
+shards = sorted(os.listdir(d))
+pids = {}
+for w in range(3):
+    r, wfd = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        n = 0
+        for s in shards[w::3]:
+            with open(os.path.join(d, s), "rb") as f:
+                while True:
+                    b = f.read(1000)
+                    if not b: break
+                    n += len(b)
+        os.write(wfd, str(n).encode())
+        os._exit(0)
+    os.close(wfd)
+    pids[pid] = r
+out = {}
+for pid, r in pids.items():
+    out[pid] = int(os.read(r, 100))
+    os.waitpid(pid, 0)
+print(json.dumps(out))
+`
+	res := testenv.Traced(t, traces, nil, "", py, "-c", script, data)
+	if res.Code != 0 {
+		t.Fatalf("%+v", res)
+	}
+	var want map[string]int64
+	if err := json.Unmarshal([]byte(res.Stdout), &want); err != nil {
+		t.Fatalf("output %q: %v", res.Stdout, err)
+	}
+	all := procs(t, traces)
+	for pid, n := range want {
+		id, _ := strconv.Atoi(pid)
+		if got := all[id].read(data); got != n {
+			t.Errorf("worker %d read %d bytes, its trace says %d", id, n, got)
+		}
+	}
+}
+
+// Shell subshells fork without exec and write through redirections; make
+// -j runs recipes in forked shells. Every subshell's three opens of its
+// file (bash's echo writes through stdio internals that are not
+// interposed, so the opens are what is certain) are in a trace of its own
+// pid, and the output is as without the library.
+func TestShellSubshells(t *testing.T) {
+	sh := testenv.Tool(t, "bash")
+	makeTool := testenv.Tool(t, "make")
+	data, traces := t.TempDir(), t.TempDir()
+	script := `cd "$1"; for i in 1 2 3 4; do ( for k in 1 2 3; do echo line$k >> sub$i; done; echo $BASHPID > pid$i ) & done; wait; cat sub* | wc -l`
+	res := testenv.Traced(t, traces, nil, "", sh, "-c", script, "sh", data)
+	if res.Code != 0 || strings.TrimSpace(res.Stdout) != "12" {
+		t.Fatalf("%+v", res)
+	}
+	all := procs(t, traces)
+	for i := 1; i <= 4; i++ {
+		b, err := os.ReadFile(filepath.Join(data, fmt.Sprintf("pid%d", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		sub := filepath.Join(data, fmt.Sprintf("sub%d", i))
+		opens := 0
+		for _, e := range all[pid].events {
+			if e.Path == sub && strings.HasPrefix(e.Op, "open") && e.Ret >= 0 {
+				opens++
+			}
+		}
+		if opens != 3 || all[pid].header.ForkUnixNs == 0 {
+			t.Errorf("subshell %d (pid %d) opened %s 3 times; its trace (fork time %d) says %d", i, pid, sub, all[pid].header.ForkUnixNs, opens)
+		}
+	}
+
+	mk := t.TempDir()
+	mf := "all: a b c\na b c:\n\t@(echo $@ > $@.out)\n"
+	if err := os.WriteFile(filepath.Join(mk, "Makefile"), []byte(mf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bare := testenv.Run(t, nil, mk, makeTool, "-j3")
+	res = testenv.Traced(t, t.TempDir(), nil, mk, makeTool, "-j3")
+	if res != bare || res.Code != 0 {
+		t.Fatalf("make -j3 with the library %+v, without %+v", res, bare)
+	}
+}
+
+// A tree of 12 children and 12 grandchildren, forked (some by _Fork) while
+// 3 other threads of the parent record: no deadlock, and every child and
+// grandchild has a trace with its pid, its parent and all its pwrites.
+func TestForkTree(t *testing.T) {
+	prog := testenv.CompileC(t, "forktree.c", "-pthread")
+	for round := 0; round < 3; round++ {
+		data, traces := t.TempDir(), t.TempDir()
+		const n = 500
+		res := testenv.Traced(t, traces, nil, "", prog, data, "12", "3", strconv.Itoa(n))
+		if res.Code != 0 {
+			t.Fatalf("round %d: %+v", round, res)
+		}
+		all := procs(t, traces)
+		lines := strings.Fields(res.Stdout)
+		if len(lines) != 48 {
+			t.Fatalf("round %d: %d processes reported, want 24", round, len(lines)/2)
+		}
+		for i := 0; i < len(lines); i += 2 {
+			pid, _ := strconv.Atoi(lines[i])
+			ppid, _ := strconv.Atoi(lines[i+1])
+			p, ok := all[pid]
+			if !ok {
+				t.Errorf("round %d: process %d has no trace", round, pid)
+				continue
+			}
+			if p.header.PPID != ppid {
+				t.Errorf("round %d: process %d: ppid %d in its trace, %d in fact", round, pid, p.header.PPID, ppid)
+			}
+			out := filepath.Join(data, "out."+lines[i])
+			if got := p.written(data)[out]; got != n*64 {
+				t.Errorf("round %d: process %d wrote %d bytes, its trace says %d", round, pid, n*64, got)
+			}
+		}
+	}
+}
+
+// SIGKILL at a random moment loses nothing a forked child recorded: every
+// pwrite the child reported on its side channel before the kill is in its
+// trace (read from the spill the killed parent left), and at most one call
+// more (it returned but was not yet reported). The parent's trace, written
+// by Go in frames, holds every call that returned more than its frame
+// bound (IOPRED_FLUSH_MS, here 200 ms) before the kill, plus a margin for
+// the consumer's wake-up.
+func TestSigkillRandom(t *testing.T) {
+	prog := testenv.CompileC(t, "killme.c")
+	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
+	for round := 0; round < 6; round++ {
+		data, traces := t.TempDir(), t.TempDir()
+		childR, childW, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		parentR, parentW, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(prog, data)
+		cmd.Env = append(os.Environ(), "LD_PRELOAD="+testenv.Library(t), "IOPRED_DIR="+traces, "IOPRED_FLUSH_MS=200")
+		cmd.ExtraFiles = []*os.File{childW, parentW}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		childW.Close()
+		parentW.Close()
+		type side struct {
+			last  int64 // highest number reported, -1 for none
+			times []time.Time
+		}
+		collect := func(r *os.File, s *side, done chan<- struct{}) {
+			var b [4]byte
+			for {
+				if _, err := io.ReadFull(r, b[:]); err != nil {
+					close(done)
+					return
+				}
+				s.last = int64(binary.LittleEndian.Uint32(b[:]))
+				s.times = append(s.times, time.Now())
+			}
+		}
+		cs, ps := &side{last: -1}, &side{last: -1}
+		cdone, pdone := make(chan struct{}), make(chan struct{})
+		go collect(childR, cs, cdone)
+		go collect(parentR, ps, pdone)
+		time.Sleep(time.Duration(300+rng.Intn(1200)) * time.Millisecond)
+		killed := time.Now()
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		cmd.Wait()
+		<-cdone
+		<-pdone
+		childR.Close()
+		parentR.Close()
+
+		count := func(p proc, file string) (n int64) {
+			for _, e := range p.events {
+				if e.Op == "pwrite" && e.Path == filepath.Join(data, file) {
+					if e.Offset != n*64 {
+						t.Fatalf("round %d: %s: pwrite %d at offset %d", round, file, n, e.Offset)
+					}
+					n++
+				}
+			}
+			return n
+		}
+		var child, parent *proc
+		for _, p := range procs(t, traces) {
+			p := p
+			if p.header.ForkUnixNs != 0 {
+				child = &p
+			} else {
+				parent = &p
+			}
+		}
+		if child == nil || parent == nil {
+			t.Fatalf("round %d: want a trace of the parent and of the child", round)
+		}
+		if got := count(*child, "child.dat"); got < cs.last+1 || got > cs.last+2 {
+			t.Errorf("round %d: the child reported %d pwrites before the kill, its trace holds %d", round, cs.last+1, got)
+		} else {
+			t.Logf("round %d, killed after %v: child reported %d, trace %d", round, killed.Sub(ps.times[0]).Round(time.Millisecond), cs.last+1, got)
+		}
+		// The parent: every call reported more than the bound before the kill.
+		bound := killed.Add(-200*time.Millisecond - 300*time.Millisecond)
+		due := int64(sort.Search(len(ps.times), func(i int) bool { return ps.times[i].After(bound) }))
+		got := count(*parent, "parent.dat")
+		if got < due || got > ps.last+2 {
+			t.Errorf("round %d: the parent reported %d pwrites, %d of them before the bound; its trace holds %d", round, ps.last+1, due, got)
+		}
+		var trunc *tracefmt.TruncatedError
+		if parent.err != nil && !errors.As(parent.err, &trunc) {
+			t.Errorf("round %d: parent's trace: %v", round, parent.err)
+		}
+	}
+}
