@@ -452,3 +452,23 @@ func TestSigkillRandom(t *testing.T) {
 		}
 	}
 }
+
+// The prediction API in a forked child answers at once: no prediction,
+// no period, while the child is recorded; the child's write is traced.
+func TestPredictInChild(t *testing.T) {
+	prog := testenv.CompileC(t, "predictchild.c", "-ldl")
+	data, traces := t.TempDir(), t.TempDir()
+	res := testenv.Traced(t, traces, nil, "", prog, data)
+	if res.Code != 0 || res.Stdout != "child predict 0 period -1 enabled 1\n" {
+		t.Fatalf("%+v", res)
+	}
+	n := 0
+	for _, p := range procs(t, traces) {
+		if p.header.ForkUnixNs != 0 {
+			n += int(p.written(data)[filepath.Join(data, "c")])
+		}
+	}
+	if n != 100 {
+		t.Errorf("the child's trace holds %d bytes written to c, want 100", n)
+	}
+}
