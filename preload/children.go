@@ -87,6 +87,9 @@ func (s *session) convertSpill(path string, data []byte) error {
 	})
 	syscall.Close(f.fd)
 	if err != nil {
+		// A trace cut short (the directory is full) must not stand beside
+		// the spill that still holds everything.
+		syscall.Unlink(f.path)
 		return err
 	}
 	return syscall.Unlink(path)

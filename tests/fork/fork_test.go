@@ -472,3 +472,73 @@ func TestPredictInChild(t *testing.T) {
 		t.Errorf("the child's trace holds %d bytes written to c, want 100", n)
 	}
 }
+
+// Forks from a signal handler that often interrupts the library (the
+// main thread records in a loop): no deadlock, and every child's pwrites
+// are in a trace of its pid.
+func TestForkFromSignalHandler(t *testing.T) {
+	prog := testenv.CompileC(t, "sigfork.c")
+	data, traces := t.TempDir(), t.TempDir()
+	res := testenv.Traced(t, traces, nil, "", prog, data, "30")
+	if res.Code != 0 {
+		t.Fatalf("%+v", res)
+	}
+	pids := strings.Fields(res.Stdout)
+	if len(pids) < 30 {
+		t.Fatalf("%d children reported, want 30 or more", len(pids))
+	}
+	all := procs(t, traces)
+	for _, s := range pids {
+		pid, _ := strconv.Atoi(s)
+		if got := all[pid].written(data)[filepath.Join(data, "sig."+s)]; got != 320 {
+			t.Errorf("child %d wrote 320 bytes, its trace says %d", pid, got)
+		}
+	}
+}
+
+// A trace directory that fills up: the child's chunks get no storage, so
+// its records are dropped and counted, never a SIGBUS; the program's
+// output and exit are unchanged, and the child does not spin on the full
+// disk (it retries a chunk every 100 ms at most). Needs a small tmpfs:
+// root only.
+func TestTraceDirectoryFull(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a small tmpfs needs root")
+	}
+	prog := testenv.CompileC(t, "spillfull.c")
+	full := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", full).CombinedOutput(); err != nil {
+		t.Skipf("mount tmpfs: %v %s", err, out)
+	}
+	defer exec.Command("umount", full).Run()
+	out := filepath.Join(t.TempDir(), "data")
+	const n = 200000
+	bare := testenv.Run(t, nil, "", prog, out, strconv.Itoa(n))
+	start := time.Now()
+	res := testenv.Traced(t, full, nil, "", prog, out, strconv.Itoa(n))
+	took := time.Since(start)
+	if res.Stdout != bare.Stdout || res.Code != bare.Code {
+		t.Fatalf("with the library %+v, without %+v", res, bare)
+	}
+	t.Logf("traced run took %v; stderr %q", took, res.Stderr)
+	var child *proc
+	for _, p := range procs(t, full) {
+		if p.header.ForkUnixNs != 0 {
+			p := p
+			child = &p
+		}
+	}
+	if child == nil || child.footer == nil {
+		t.Fatal("no trace (or spill) of the child with its footer")
+	}
+	kept := int64(0)
+	for _, e := range child.events {
+		if e.Op == "pwrite" {
+			kept++
+		}
+	}
+	t.Logf("child: %d pwrites kept, %d records dropped", kept, child.footer.Dropped)
+	if kept == 0 || kept+int64(child.footer.Dropped) < n {
+		t.Errorf("child: %d pwrites kept and %d dropped, want %d in all", kept, child.footer.Dropped, n)
+	}
+}
