@@ -454,8 +454,8 @@ static int iop_exec_prepare(const char *path) {
   (void)path;
   if (iop_state != IOP_ACTIVE || iop_in) return 0;
   if (iop_spill_active()) {
-    /* A vfork child shares the spilling process's memory: only a process
-     * that is itself spilling marks its spill. */
+    /* A vfork child shares the spilling process's memory: iop_spill_end
+     * marks the spill only in the process that writes it. */
     iop_spill_end(2);
     return 2;
   }

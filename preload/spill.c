@@ -95,6 +95,7 @@ static struct {
   uint32_t nstreams;
   struct spill_stream streams[SPILL_STREAMS];
   int root;
+  int pid; /* the spilling process: a vfork child shares this memory */
   int64_t fork_mono, fork_unix;
 } sp = {.fd = -1};
 
@@ -127,6 +128,7 @@ IOP_HIDDEN void iop_spill_after_fork(int root) {
   sp.retry_at = 0;
   sp.nstreams = 0;
   sp.root = root;
+  sp.pid = (int)syscall(SYS_getpid);
   sp.fork_mono = iop_now();
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
@@ -161,7 +163,7 @@ static int spill_create(void) {
   if (syscall(SYS_uname, &u) != 0) strcpy(u.nodename, "unknown");
   char *dot = strchr(u.nodename, '.');
   if (dot) *dot = 0;
-  int pid = (int)syscall(SYS_getpid);
+  int pid = sp.pid;
   char path[sizeof iop_cfg.dir + 1024 + 128];
   int fd = -1;
   for (int i = 0; i < 100 && fd < 0; i++) {
@@ -330,7 +332,7 @@ IOP_HIDDEN void iop_spill_commit(void) {
 /* iop_spill_end marks how the process left: 1 exit, 2 exec; 0 takes an
  * end back (the exec failed). */
 IOP_HIDDEN void iop_spill_end(int state) {
-  if (!sp.active || !sp.hdr) return;
+  if (!sp.active || !sp.hdr || (int)syscall(SYS_getpid) != sp.pid) return;
   atomic_store(&sp.hdr->end_mono, state ? iop_now() : 0);
   atomic_store(&sp.hdr->state, (uint32_t)state);
 }
