@@ -197,7 +197,14 @@ IOP_HIDDEN void iop_ring_commit(void) {
   }
 }
 
+/* Set once the process has forked: the consumer then calls into Go even
+ * while nothing is recorded, so that children that ended are converted
+ * from their spills within the scan interval (children.go), not only at
+ * the parent's next event. */
+static _Atomic int forked_any;
+
 IOP_HIDDEN void iop_record_proc(int kind, int64_t aux) {
+  if (kind == IOP_KIND_FORK) atomic_store_explicit(&forked_any, 1, memory_order_relaxed);
   if (iop_in) return;
   iop_in = 1;
   struct iop_event *e = iop_ring_reserve();
@@ -266,7 +273,7 @@ IOP_HIDDEN void iop_drain_and_ingest(void) {
   if (!finished) {
     long n = drain_locked();
     /* With nothing new, Go still closes a frame that has grown too old. */
-    if (n == 0 && iopGoFrameOpen()) iopGoIngest(NULL, 0);
+    if (n == 0 && (atomic_load_explicit(&forked_any, memory_order_relaxed) || iopGoFrameOpen())) iopGoIngest(NULL, 0);
   }
   pthread_mutex_unlock(&drain_mutex);
 }
@@ -305,6 +312,7 @@ IOP_HIDDEN void iop_ring_init(void) { pthread_key_create(&ring_key, ring_thread_
  * fork) are not the child's. Every record goes to the child's spill. */
 IOP_HIDDEN void iop_ring_after_fork(void) {
   finished = SPILLING;
+  atomic_store(&forked_any, 0);
   my_ring = NULL;
   atomic_store(&rings, NULL);
   atomic_store(&consumer_started, 0);

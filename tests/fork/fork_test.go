@@ -552,3 +552,33 @@ func TestTraceDirectoryFull(t *testing.T) {
 		t.Errorf("child: %d pwrites kept and %d dropped, want %d in all", kept, child.footer.Dropped, n)
 	}
 }
+
+// A parent that goes on running after its child ended converts the
+// child's spill within the scan interval (2 s), even while the parent
+// itself records nothing: the child's trace is there before the parent
+// exits.
+func TestConvertWhileRunning(t *testing.T) {
+	py := testenv.Tool(t, "python3")
+	data, traces := t.TempDir(), t.TempDir()
+	script := `
+import os, sys, time
+d, traces = sys.argv[1], sys.argv[2]
+pid = os.fork()
+if pid == 0:
+    with open(os.path.join(d, "child"), "wb") as f: f.write(b"c" * 5000)
+    os._exit(0)
+os.waitpid(pid, 0)
+deadline = time.time() + 10
+while time.time() < deadline:
+    names = os.listdir(traces)
+    if not any(n.endswith(".iopspill") for n in names) and any(".%d." % pid in n for n in names):
+        break
+    time.sleep(0.05)
+print("converted after %.1f s" % (10 - (deadline - time.time())) if time.time() < deadline else "not converted")
+`
+	res := testenv.Traced(t, traces, nil, "", py, "-c", script, data, traces)
+	if res.Code != 0 || !strings.HasPrefix(res.Stdout, "converted after") {
+		t.Fatalf("%+v", res)
+	}
+	t.Log(strings.TrimSpace(res.Stdout))
+}
