@@ -64,6 +64,13 @@ func (s *session) convertSpill(path string, data []byte) error {
 	if sp == nil {
 		return fault
 	}
+	if sp.Header.State == 2 && !movedData(sp) {
+		// A child that only prepared an exec (a shell's redirections, the
+		// descriptors a launcher closes): the program it exec'd has its
+		// own trace, as a fork and exec always had; its set-up alone would
+		// double the traces of every shell script.
+		return syscall.Unlink(path)
+	}
 	base := strings.TrimSuffix(filepath.Base(path), spill.Suffix)
 	var f *traceFile
 	var err error
@@ -123,4 +130,14 @@ func readPrivateUpTo(path string, limit int64) ([]byte, error) {
 		r = io.LimitReader(f, limit)
 	}
 	return io.ReadAll(r)
+}
+
+// movedData tells whether any call of a spill moved bytes.
+func movedData(sp *spill.Spill) bool {
+	for i := range sp.Events {
+		if sp.Events[i].Kind == spill.KindEvent && sp.Events[i].Bytes > 0 {
+			return true
+		}
+	}
+	return false
 }
