@@ -1,6 +1,7 @@
 /* Start-up, configuration, the per-call guard and the process calls
  * (fork, exec) of libiopred.so. */
 #include "iop.h"
+#include "unwind.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -357,6 +358,7 @@ static void iop_child_after_fork(void) {
   if (iop_state != IOP_ACTIVE) return;
   iop_in = 0;  /* a fork from a signal handler that interrupted iopred */
   iop_files_after_fork();
+  iop_unwind_after_fork();
   iop_ring_after_fork();
   iop_spill_after_fork(iop_pid);
 }
