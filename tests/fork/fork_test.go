@@ -113,18 +113,28 @@ func spills(t *testing.T, dir string) []string {
 func TestPythonPool(t *testing.T) {
 	py := testenv.Tool(t, "python3")
 	data, traces := t.TempDir(), t.TempDir()
+	// Each of the 4 tasks waits at a barrier of 4 before it writes its 8
+	// files, so each runs in a worker of its own.
 	script := `
 import multiprocessing as mp, os, sys, json
 d = sys.argv[1]
-def work(i):
-    n = 1024 * (i % 5 + 1) + i
-    with open(os.path.join(d, "f%02d" % i), "wb") as f:
-        f.write(b"p" * n)
-    return os.getpid(), i, n
+def init(b):
+    global barrier
+    barrier = b
+def work(w):
+    barrier.wait()
+    out = []
+    for k in range(8):
+        i = w * 8 + k
+        n = 1024 * (i % 5 + 1) + i
+        with open(os.path.join(d, "f%02d" % i), "wb") as f:
+            f.write(b"p" * n)
+        out.append((os.getpid(), i, n))
+    return out
 if __name__ == "__main__":
     mp.set_start_method("fork")
-    with mp.Pool(4) as pool:
-        res = pool.map(work, range(32), chunksize=8)
+    with mp.Pool(4, initializer=init, initargs=(mp.Barrier(4),)) as pool:
+        res = [r for rs in pool.map(work, range(4), chunksize=1) for r in rs]
     print(json.dumps({"parent": os.getpid(), "res": res}))
 `
 	res := testenv.Traced(t, traces, nil, "", py, "-c", script, data)
