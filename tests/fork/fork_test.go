@@ -178,6 +178,14 @@ if __name__ == "__main__":
 	if files != 32 {
 		t.Errorf("%d files attributed, want 32", files)
 	}
+	// iopred summary shows the workers under the pool's process.
+	sum := testenv.Run(t, nil, "", filepath.Join(testenv.RepoRoot(), "build", "iopred"), "summary", traces)
+	tree := sum.Stdout[strings.Index(sum.Stdout, "PROCESS TREE")+1:]
+	for pid := range want {
+		if !strings.Contains(tree, fmt.Sprintf("\n  %d ", pid)) {
+			t.Errorf("worker %d is not under its parent in the summary's process tree:\n%s", pid, sum.Stdout)
+		}
+	}
 	if left := spills(t, traces); len(left) != 0 {
 		t.Errorf("spills left unconverted: %v", left)
 	}
