@@ -302,6 +302,8 @@ static int append(int type, const void *a, uint32_t alen, const void *b, uint32_
 
 static int first_use(_Atomic uint8_t *bits, uint32_t i) {
   uint8_t bit = (uint8_t)(1u << (i & 7));
+  /* A plain load first: the locked read-modify-write only at first use. */
+  if (IOP_LIKELY(atomic_load_explicit(&bits[i >> 3], memory_order_relaxed) & bit)) return 0;
   return !(atomic_fetch_or_explicit(&bits[i >> 3], bit, memory_order_relaxed) & bit);
 }
 
