@@ -373,16 +373,18 @@ func TestForkTree(t *testing.T) {
 }
 
 // SIGKILL at a random moment loses nothing a forked child recorded: every
-// pwrite the child reported on its side channel before the kill is in its
-// trace (read from the spill the killed parent left), and at most one call
-// more (it returned but was not yet reported). The parent's trace, written
-// by Go in frames, holds every call that returned more than its frame
-// bound (IOPRED_FLUSH_MS, here 200 ms) before the kill, plus a margin for
-// the consumer's wake-up.
+// pwrite each of the child's threads reported on its side channel before
+// the kill is in the child's trace (read from the spill the killed parent
+// left), and at most one call more per thread (it returned but was not
+// yet reported). The parent's trace, written by Go in frames, holds every
+// call that returned more than its frame bound (IOPRED_FLUSH_MS, here
+// 200 ms) before the kill, plus a margin for the consumer's wake-up.
+// Rounds alternate a child of one thread and of four.
 func TestSigkillRandom(t *testing.T) {
-	prog := testenv.CompileC(t, "killme.c")
+	prog := testenv.CompileC(t, "killme.c", "-pthread")
 	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
 	for round := 0; round < 6; round++ {
+		threads := 1 + 3*(round%2)
 		data, traces := t.TempDir(), t.TempDir()
 		childR, childW, err := os.Pipe()
 		if err != nil {
@@ -392,7 +394,7 @@ func TestSigkillRandom(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cmd := exec.Command(prog, data)
+		cmd := exec.Command(prog, data, strconv.Itoa(threads))
 		cmd.Env = append(os.Environ(), "LD_PRELOAD="+testenv.Library(t), "IOPRED_DIR="+traces, "IOPRED_FLUSH_MS=200")
 		cmd.ExtraFiles = []*os.File{childW, parentW}
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -402,21 +404,21 @@ func TestSigkillRandom(t *testing.T) {
 		childW.Close()
 		parentW.Close()
 		type side struct {
-			last  int64 // highest number reported, -1 for none
-			times []time.Time
+			reported map[uint32]int64 // per thread: calls reported
+			times    []time.Time      // when each call was reported (the parent's one thread)
 		}
 		collect := func(r *os.File, s *side, done chan<- struct{}) {
-			var b [4]byte
+			var b [8]byte
 			for {
 				if _, err := io.ReadFull(r, b[:]); err != nil {
 					close(done)
 					return
 				}
-				s.last = int64(binary.LittleEndian.Uint32(b[:]))
+				s.reported[binary.LittleEndian.Uint32(b[:])] = int64(binary.LittleEndian.Uint32(b[4:])) + 1
 				s.times = append(s.times, time.Now())
 			}
 		}
-		cs, ps := &side{last: -1}, &side{last: -1}
+		cs, ps := &side{reported: map[uint32]int64{}}, &side{reported: map[uint32]int64{}}
 		cdone, pdone := make(chan struct{}), make(chan struct{})
 		go collect(childR, cs, cdone)
 		go collect(parentR, ps, pdone)
@@ -429,6 +431,17 @@ func TestSigkillRandom(t *testing.T) {
 		childR.Close()
 		parentR.Close()
 
+		if ents, _ := os.ReadDir(traces); len(ents) == 0 {
+			// Killed while the library or its runtime still started (a
+			// loaded machine): only right if no call had returned.
+			if len(cs.reported) > 0 || len(ps.times) > 0 && ps.times[0].Before(killed.Add(-500*time.Millisecond)) {
+				t.Fatalf("round %d: no trace, but the child reported %v and the parent %v", round, cs.reported, ps.reported)
+			}
+			t.Logf("round %d: killed before any call returned", round)
+			continue
+		}
+		// count counts a process's pwrites to one of its files, checking
+		// that they come in the order they were made.
 		count := func(p proc, file string) (n int64) {
 			for _, e := range p.events {
 				if e.Op == "pwrite" && e.Path == filepath.Join(data, file) {
@@ -439,15 +452,6 @@ func TestSigkillRandom(t *testing.T) {
 				}
 			}
 			return n
-		}
-		if ents, _ := os.ReadDir(traces); len(ents) == 0 {
-			// Killed while the library or its runtime still started (a
-			// loaded machine): only right if no call had returned.
-			if cs.last >= 0 || len(ps.times) > 0 && ps.times[0].Before(killed.Add(-500*time.Millisecond)) {
-				t.Fatalf("round %d: no trace, but the child reported %d calls and the parent %d", round, cs.last+1, ps.last+1)
-			}
-			t.Logf("round %d: killed before any call returned", round)
-			continue
 		}
 		var child, parent *proc
 		for _, p := range procs(t, traces) {
@@ -461,18 +465,22 @@ func TestSigkillRandom(t *testing.T) {
 		if child == nil || parent == nil {
 			t.Fatalf("round %d: want a trace of the parent and of the child", round)
 		}
-		if got := count(*child, "child.dat"); got < cs.last+1 || got > cs.last+2 {
-			t.Errorf("round %d: the child reported %d pwrites before the kill, its trace holds %d", round, cs.last+1, got)
-		} else {
-			t.Logf("round %d: child reported %d, trace %d", round, cs.last+1, got)
+		for i := 0; i < threads; i++ {
+			want := cs.reported[uint32(i)]
+			got := count(*child, fmt.Sprintf("child.%d.dat", i))
+			if got < want || got > want+1 {
+				t.Errorf("round %d: child thread %d reported %d pwrites before the kill, its trace holds %d", round, i, want, got)
+			} else {
+				t.Logf("round %d: child thread %d of %d reported %d, trace %d", round, i, threads, want, got)
+			}
 		}
 		// The parent: every call reported more than the bound before the kill.
 		bound := killed.Add(-200*time.Millisecond - 300*time.Millisecond)
 		due := int64(sort.Search(len(ps.times), func(i int) bool { return ps.times[i].After(bound) }))
-		got := count(*parent, "parent.dat")
-		t.Logf("round %d: parent reported %d, %d of them over the bound before the kill, trace %d", round, ps.last+1, due, got)
-		if got < due || got > ps.last+2 {
-			t.Errorf("round %d: the parent reported %d pwrites, %d of them before the bound; its trace holds %d", round, ps.last+1, due, got)
+		got := count(*parent, "parent.0.dat")
+		t.Logf("round %d: parent reported %d, %d of them over the bound before the kill, trace %d", round, ps.reported[0], due, got)
+		if got < due || got > ps.reported[0]+1 {
+			t.Errorf("round %d: the parent reported %d pwrites, %d of them before the bound; its trace holds %d", round, ps.reported[0], due, got)
 		}
 		var trunc *tracefmt.TruncatedError
 		if parent.err != nil && !errors.As(parent.err, &trunc) {
