@@ -398,6 +398,7 @@ __attribute__((constructor(65535))) static void iop_init_late(void) {
   }
   iop_context_init();
   iop_ring_init();
+  iop_spill_init();
   iop_state = IOP_ACTIVE;
 }
 

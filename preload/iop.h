@@ -162,6 +162,7 @@ IOP_HIDDEN struct iop_event *iop_spill_scratch(void);
 IOP_HIDDEN void iop_spill_commit(void);
 IOP_HIDDEN void iop_spill_end(int state);
 IOP_HIDDEN int iop_spill_active(void);
+IOP_HIDDEN void iop_spill_init(void);
 IOP_HIDDEN void iop_files_after_fork(void);
 
 /* The thread-local reentrancy guard: nonzero while iopred's own code runs

@@ -23,6 +23,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -74,6 +75,7 @@ struct spill_stream {
   char *chunk;
   uint32_t slot, index, id;
   uint64_t seq;
+  _Atomic int free; /* its thread ended: another thread may take it over */
 };
 
 typedef atomic_int spin_t;
@@ -106,6 +108,21 @@ static IOP_TLS struct iop_event scratch;
 static _Atomic uint8_t file_defined[SPILL_FILES / 8];
 static _Atomic uint8_t ctx_defined[SPILL_CTXS / 8];
 static _Alignas(4096) const char zeros[SPILL_CHUNK];
+/* Tells a spilling process's streams when their threads end, so that a
+ * child that runs many short threads reuses streams instead of running
+ * out of them. Created at start, in the parent, and inherited. */
+static pthread_key_t stream_key;
+static int stream_key_ok;
+
+static void stream_thread_exit(void *p) {
+  struct spill_stream *s = p;
+  /* A record this thread makes later (another destructor's I/O) takes a
+   * stream anew rather than share this one with its next owner. */
+  my_stream = NULL;
+  if (s) atomic_store_explicit(&s->free, 1, memory_order_release);
+}
+
+IOP_HIDDEN void iop_spill_init(void) { stream_key_ok = pthread_key_create(&stream_key, stream_thread_exit) == 0; }
 
 IOP_HIDDEN int iop_ctx_pcs_nowait(uint32_t ctx, uintptr_t *pcs, int max);
 
@@ -135,6 +152,7 @@ IOP_HIDDEN void iop_spill_after_fork(int root) {
   sp.fork_unix = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
   generation++;
   my_stream = NULL;
+  if (stream_key_ok) pthread_setspecific(stream_key, NULL);
   memset((void *)file_defined, 0, sizeof file_defined);
   memset((void *)ctx_defined, 0, sizeof ctx_defined);
 }
@@ -253,7 +271,13 @@ static struct spill_stream *stream(void) {
   struct spill_stream *s = NULL;
   spin_lock(&sp.lock);
   if (!sp.failed && !sp.hdr && !spill_create()) sp.failed = 1;
-  if (!sp.failed && sp.nstreams < SPILL_STREAMS) {
+  /* The stream of a thread that ended goes on with this one: events carry
+   * their thread's id, so the reader needs no stream per thread. */
+  for (uint32_t i = 0; !sp.failed && i < sp.nstreams && !s; i++) {
+    int one = 1;
+    if (atomic_compare_exchange_strong(&sp.streams[i].free, &one, 0)) s = &sp.streams[i];
+  }
+  if (!s && !sp.failed && sp.nstreams < SPILL_STREAMS) {
     s = &sp.streams[sp.nstreams];
     memset(s, 0, sizeof *s);
     s->id = sp.nstreams++;
@@ -261,6 +285,7 @@ static struct spill_stream *stream(void) {
   spin_unlock(&sp.lock);
   my_stream = s;
   my_generation = generation;
+  if (s && stream_key_ok) pthread_setspecific(stream_key, s);
   return s;
 }
 

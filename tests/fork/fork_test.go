@@ -608,3 +608,35 @@ print("converted after %.1f s" % (10 - (deadline - time.time())) if time.time() 
 	}
 	t.Log(strings.TrimSpace(res.Stdout))
 }
+
+// A forked child that runs 600 short threads, more than the spill has
+// streams at once: a thread that ended hands its stream on, so every
+// thread's pwrite is in the child's trace and nothing is dropped.
+func TestChildThreads(t *testing.T) {
+	prog := testenv.CompileC(t, "childthreads.c", "-pthread")
+	file := filepath.Join(t.TempDir(), "out")
+	traces := t.TempDir()
+	const n = 600
+	res := testenv.Traced(t, traces, nil, "", prog, file, strconv.Itoa(n))
+	if res.Code != 0 {
+		t.Fatalf("%+v", res)
+	}
+	for _, p := range procs(t, traces) {
+		if p.header.ForkUnixNs == 0 {
+			continue
+		}
+		tids := map[int32]bool{}
+		writes := 0
+		for _, e := range p.events {
+			if e.Op == "pwrite" && e.Path == file && e.Bytes == 100 {
+				writes++
+				tids[e.Tid] = true
+			}
+		}
+		if writes != n || len(tids) < n/2 || p.footer == nil || p.footer.Dropped != 0 {
+			t.Errorf("child: %d pwrites from %d threads, footer %+v; want %d, none dropped", writes, len(tids), p.footer, n)
+		}
+		return
+	}
+	t.Fatal("no trace of the child")
+}
