@@ -212,11 +212,13 @@ func Parse(data []byte, name string) (*Spill, error) {
 	for off := int64(headerSize); off < int64(len(data)); off += chunkSize {
 		end := min(off+chunkSize, int64(len(data)))
 		c := data[off:end]
+		if len(c) < 24 || le.Uint32(c) != chunkMagic {
+			// Never started: storage the process allocated but did not
+			// use, or whose zeros it was still writing when it was killed.
+			continue
+		}
 		if end-off < chunkSize {
 			fail(&Error{File: name, Offset: off, Reason: fmt.Sprintf("last chunk cut short (%d of %d bytes)", end-off, chunkSize), Truncated: true})
-		}
-		if len(c) < 24 || le.Uint32(c) != chunkMagic {
-			continue // never started: storage the process allocated but did not use
 		}
 		ch := chunk{off: off, tid: int32(le.Uint32(c[4:])), stream: le.Uint32(c[8:]), index: le.Uint32(c[12:]), firstSeq: le.Uint64(c[16:]), data: c}
 		streams[ch.stream] = append(streams[ch.stream], ch)

@@ -155,6 +155,9 @@ func TestParseDamaged(t *testing.T) {
 	}{
 		{"cut mid-chunk", func(d []byte) []byte { return d[:len(d)-chunkSize/2] }, 1500, true, true},
 		{"cut inside the header", func(d []byte) []byte { return d[:100] }, 0, true, true},
+		{"killed while a new chunk's zeros were written", func(d []byte) []byte {
+			return append(d, make([]byte, chunkSize/3)...)
+		}, 2500, false, false},
 		{"torn last record (seq not stored)", func(d []byte) []byte {
 			// The last chunk's last record loses its sequence number: as if
 			// SIGKILL came while it was written. Not a fault.
