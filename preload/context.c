@@ -232,3 +232,15 @@ IOP_HIDDEN int iop_dynsym_name(uintptr_t pc, char *name, int cap) {
   dl_iterate_phdr(dynsym_cb, &q);
   return q.found;
 }
+
+/* iop_ctx_pcs_nowait is iop_ctx_pcs for a forked child: a slot another
+ * thread of the parent was filling at the fork is never finished in the
+ * child, so the child takes it without frames instead of waiting. */
+IOP_HIDDEN int iop_ctx_pcs_nowait(uint32_t ctx, uintptr_t *pcs, int max) {
+  if (ctx == 0 || ctx > IOP_CTX_CAP) return 0;
+  struct iop_ctx *s = &ctx_table[ctx - 1];
+  if (!atomic_load_explicit(&s->ready, memory_order_acquire) || !s->pcs) return 0;
+  int n = (int)s->n < max ? (int)s->n : max;
+  memcpy(pcs, s->pcs, (size_t)n * sizeof *pcs);
+  return n;
+}

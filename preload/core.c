@@ -1,6 +1,7 @@
 /* Start-up, configuration, the per-call guard and the process calls
  * (fork, exec) of libiopred.so. */
 #include "iop.h"
+#include "unwind.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -346,10 +347,20 @@ static void iop_keep_go_threads_out_of_signals(void) {
   }
 }
 
+/* iop_child_after_fork runs first in a child that fork (or _Fork) made.
+ * The child has one thread and a Go runtime that may be stuck in a lock
+ * held by a thread that no longer exists: it must never enter Go. It
+ * records into a spill file of its own instead (spill.c), which the Go
+ * process it descends from (iop_pid, kept through nested forks) converts
+ * once it has ended. */
 static void iop_child_after_fork(void) {
-  /* The child has one thread and a Go runtime that may be stuck in a lock
-   * held by a thread that no longer exists: it must never enter Go. */
-  iop_state = IOP_PASSIVE;
+  iop_tid = 0; /* the forking thread's cached id is the parent's */
+  if (iop_state != IOP_ACTIVE) return;
+  iop_in = 0;  /* a fork from a signal handler that interrupted iopred */
+  iop_files_after_fork();
+  iop_unwind_after_fork();
+  iop_ring_after_fork();
+  iop_spill_after_fork(iop_pid);
 }
 
 __attribute__((constructor(101))) static void iop_init_early(void) {
@@ -387,11 +398,15 @@ __attribute__((constructor(65535))) static void iop_init_late(void) {
   }
   iop_context_init();
   iop_ring_init();
+  iop_spill_init();
   iop_state = IOP_ACTIVE;
 }
 
 __attribute__((destructor)) static void iop_fini(void) {
-  if (iop_state == IOP_ACTIVE && getpid() == iop_pid) {
+  if (iop_state != IOP_ACTIVE) return;
+  if (iop_spill_active()) {
+    iop_spill_end(1);
+  } else if (getpid() == iop_pid) {
     iop_shutdown(0);
     iop_state = IOP_PASSIVE;
   }
@@ -415,12 +430,39 @@ IOP_EXPORT pid_t fork(void) {
   return r;
 }
 
+/* _Fork (glibc 2.34) runs no fork handlers: the child's reset is called
+ * here instead. */
+IOP_EXPORT pid_t _Fork(void) {
+  static pid_t (*real)(void);
+  if (!real) real = (pid_t(*)(void))iop_resolve("_Fork");
+  if (!real) {
+    errno = ENOSYS;
+    return -1;
+  }
+  pid_t r = real();
+  int e = errno;
+  if (r == 0) {
+    iop_child_after_fork();
+  } else if (r > 0 && iop_state == IOP_ACTIVE) {
+    iop_record_proc(IOP_KIND_FORK, r);
+  }
+  errno = e;
+  return r;
+}
+
 /* Before the image is replaced, everything recorded goes to the trace,
  * closed with a footer. A vfork child shares our memory but not our pid:
  * it must not touch the session. */
 static int iop_exec_prepare(const char *path) {
   (void)path;
-  if (iop_state != IOP_ACTIVE || iop_in || getpid() != iop_pid) return 0;
+  if (iop_state != IOP_ACTIVE || iop_in) return 0;
+  if (iop_spill_active()) {
+    /* A vfork child shares the spilling process's memory: iop_spill_end
+     * marks the spill only in the process that writes it. */
+    iop_spill_end(2);
+    return 2;
+  }
+  if (getpid() != iop_pid) return 0;
   iop_record_proc(IOP_KIND_EXEC, 0);
   iop_shutdown(1);
   return 1;
@@ -440,7 +482,8 @@ IOP_HIDDEN void iop_exec_failed(void);
     int r = real args;                                                   \
     if (prepared) {                                                      \
       int e = errno;                                                     \
-      iop_exec_failed();                                                 \
+      if (prepared == 2) iop_spill_end(0);                               \
+      else iop_exec_failed();                                            \
       errno = e;                                                         \
     }                                                                    \
     return r;                                                            \

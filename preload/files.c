@@ -554,3 +554,16 @@ IOP_HIDDEN int iop_open_private(const char *path, int flags, int mode) {
   gate_open(GATE_PRIVATE_OPEN);
   return fd < 0 ? -err : fd;
 }
+
+/* iop_files_after_fork runs in a forked child: a lock another thread of
+ * the parent held at the fork, or a gate it had closed, would stay so for
+ * ever in the child, which has only the forking thread. The tables
+ * themselves are consistent: every writer publishes its entry before it
+ * lets go of the lock. */
+IOP_HIDDEN void iop_files_after_fork(void) {
+  atomic_store(&arena_lock, 0);
+  atomic_store(&files_lock, 0);
+  atomic_store(&ofd_lock, 0);
+  atomic_store(&fd_gate, 0);
+  atomic_store(&app_fd_calls, 0);
+}

@@ -154,6 +154,16 @@ IOP_HIDDEN void iop_shutdown(int reason);
 IOP_HIDDEN void iop_go_ready_set(void);
 IOP_HIDDEN void iop_lock_drain(void);
 IOP_HIDDEN void iop_unlock_drain(void);
+IOP_HIDDEN void iop_ring_after_fork(void);
+
+/* The spill of a forked child (spill.c). */
+IOP_HIDDEN void iop_spill_after_fork(int root);
+IOP_HIDDEN struct iop_event *iop_spill_scratch(void);
+IOP_HIDDEN void iop_spill_commit(void);
+IOP_HIDDEN void iop_spill_end(int state);
+IOP_HIDDEN int iop_spill_active(void);
+IOP_HIDDEN void iop_spill_init(void);
+IOP_HIDDEN void iop_files_after_fork(void);
 
 /* The thread-local reentrancy guard: nonzero while iopred's own code runs
  * on this thread, so calls made by iopred itself, or by a signal handler

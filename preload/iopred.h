@@ -15,15 +15,18 @@
 extern "C" {
 #endif
 
-/* iopred_enabled returns 1 when this process is being recorded, 0 when
- * iopred is loaded but passive (IOPRED_DISABLE=1, a forked child, a
- * process that holds another Go runtime, or after exit began). */
+/* iopred_enabled returns 1 when this process is being recorded (a child
+ * that forked without exec is, into its spill file), 0 when iopred is
+ * loaded but passive (IOPRED_DISABLE=1, a process that holds another Go
+ * runtime, or after exit began). */
 int iopred_enabled(void);
 
 /* iopred_flush writes every event recorded so far to the trace file and
  * closes the current compressed frame, so that the trace on disk is
  * complete up to this call even if the process is killed right after.
- * Returns 1 when it flushed, 0 when there was nothing to flush. */
+ * Returns 1 when it flushed, 0 when there was nothing to flush. In a
+ * child that forked without exec every call is in its spill file as soon
+ * as it returns: iopred_flush returns 1 at once. */
 int iopred_flush(void);
 
 /* Kinds of operation in a prediction. */
@@ -59,7 +62,12 @@ struct iopred_prediction {
  * path through what the model has learned.
  *
  * With IOPRED_MODEL=path, a model saved by an earlier run of the program
- * is loaded at start, so predictions are available from the first call. */
+ * is loaded at start, so predictions are available from the first call.
+ *
+ * In a child that forked without exec it returns 0 ("no prediction") at
+ * once: the model lives in the parent's Go runtime, whose threads do not
+ * survive fork, and the child's records go to its spill file, which no
+ * model reads while the child runs. */
 int iopred_predict(struct iopred_prediction *out, int max);
 
 /* Which requests make the bandwidth signal of iopred_period. */
@@ -89,7 +97,9 @@ struct iopred_period_result {
  * was analysed), -1 when iopred is passive or mode is unknown. Each call
  * is one online evaluation: after three that find a period, the window
  * shrinks to three periods, so the answer follows a changing period. The
- * newest 32768 requests of each mode are kept. */
+ * newest 32768 requests of each mode are kept. In a child that forked
+ * without exec it returns -1 at once, for the reason iopred_predict gives
+ * no prediction there. */
 int iopred_period(struct iopred_period_result *out, int mode);
 
 #ifdef __cplusplus

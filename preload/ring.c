@@ -53,7 +53,10 @@ static _Atomic int room_waiters;
 static _Atomic uint32_t room_word;
 static _Atomic int consumer_started;
 static _Atomic uint64_t dropped;
-static volatile int finished; /* the session has written its last footer */
+/* 1: the session has written its last footer; 2: this is a forked child,
+ * whose records go to its spill (spill.c) and never to Go. */
+static volatile int finished;
+enum { FINISHED = 1, SPILLING = 2 };
 
 /* Set by the Go side's package initialiser: the runtime has finished
  * starting. Entering Go from a C thread while the runtime still starts,
@@ -140,6 +143,7 @@ static struct iop_ring *ring_acquire(void) {
  * cannot be kept (counted as dropped). iop_ring_commit publishes it. */
 IOP_HIDDEN struct iop_event *iop_ring_reserve(void) {
   if (IOP_UNLIKELY(finished)) {
+    if (finished == SPILLING) return iop_spill_scratch();
     atomic_fetch_add(&dropped, 1);
     return NULL;
   }
@@ -179,6 +183,10 @@ IOP_HIDDEN struct iop_event *iop_ring_reserve(void) {
 
 IOP_HIDDEN void iop_ring_commit(void) {
   struct iop_ring *r = my_ring;
+  if (IOP_UNLIKELY(!r)) { /* a spilling child: reserve gave the scratch event */
+    iop_spill_commit();
+    return;
+  }
   uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed) + 1;
   atomic_store_explicit(&r->head, h, memory_order_release);
   /* Half full by the last look: look again, and wake the consumer if the
@@ -189,7 +197,14 @@ IOP_HIDDEN void iop_ring_commit(void) {
   }
 }
 
+/* Set once the process has forked: the consumer then calls into Go even
+ * while nothing is recorded, so that children that ended are converted
+ * from their spills within the scan interval (children.go), not only at
+ * the parent's next event. */
+static _Atomic int forked_any;
+
 IOP_HIDDEN void iop_record_proc(int kind, int64_t aux) {
+  if (kind == IOP_KIND_FORK) atomic_store_explicit(&forked_any, 1, memory_order_relaxed);
   if (iop_in) return;
   iop_in = 1;
   struct iop_event *e = iop_ring_reserve();
@@ -258,7 +273,7 @@ IOP_HIDDEN void iop_drain_and_ingest(void) {
   if (!finished) {
     long n = drain_locked();
     /* With nothing new, Go still closes a frame that has grown too old. */
-    if (n == 0 && iopGoFrameOpen()) iopGoIngest(NULL, 0);
+    if (n == 0 && (atomic_load_explicit(&forked_any, memory_order_relaxed) || iopGoFrameOpen())) iopGoIngest(NULL, 0);
   }
   pthread_mutex_unlock(&drain_mutex);
 }
@@ -291,6 +306,20 @@ static void *consumer_main(void *arg) {
 
 IOP_HIDDEN void iop_ring_init(void) { pthread_key_create(&ring_key, ring_thread_exit); }
 
+/* iop_ring_after_fork runs in a forked child: its one thread must never
+ * enter Go or wait for a consumer that did not survive the fork, and the
+ * parent's rings and locks (another thread may have held them at the
+ * fork) are not the child's. Every record goes to the child's spill. */
+IOP_HIDDEN void iop_ring_after_fork(void) {
+  finished = SPILLING;
+  atomic_store(&forked_any, 0);
+  my_ring = NULL;
+  atomic_store(&rings, NULL);
+  atomic_store(&consumer_started, 0);
+  atomic_store(&room_waiters, 0);
+  pthread_mutex_init(&drain_mutex, NULL);
+}
+
 /* iop_shutdown hands every pending event to Go and closes the trace with
  * its footer. reason 0: the process exits; 1: it is about to exec. */
 IOP_HIDDEN void iop_shutdown(int reason) {
@@ -309,6 +338,7 @@ IOP_HIDDEN void iop_shutdown(int reason) {
 /* After an exec that failed, the process goes on: so does its trace,
  * whose writer accepts records after a footer (the last footer counts). */
 IOP_HIDDEN void iop_exec_failed(void) {
+  if (finished == SPILLING) return;
   pthread_mutex_lock(&drain_mutex);
   finished = 0;
   pthread_mutex_unlock(&drain_mutex);
@@ -322,6 +352,7 @@ IOP_HIDDEN uint64_t iop_dropped(void) { return atomic_load(&dropped); }
  * trace frame, for a caller already inside iopred (iop_in set). It returns
  * 0 when Go cannot take them (the consumer or the runtime is not up). */
 IOP_HIDDEN int iop_flush_pending(void) {
+  if (finished == SPILLING) return 1; /* a child's records are in its spill file already */
   if (iop_state != IOP_ACTIVE || !atomic_load(&consumer_started) || !wait_go_ready()) return 0;
   pthread_mutex_lock(&drain_mutex);
   if (!finished) {
@@ -343,7 +374,8 @@ IOP_EXPORT int iopred_flush(void) {
 IOP_EXPORT int iopred_enabled(void) { return iop_state == IOP_ACTIVE; }
 
 IOP_EXPORT int iopred_predict(struct iopred_prediction *out, int max) {
-  if (!out || max <= 0 || iop_state != IOP_ACTIVE || iop_in || !wait_go_ready()) return 0;
+  /* A forked child has no model: it lives in the parent's Go runtime. */
+  if (!out || max <= 0 || iop_state != IOP_ACTIVE || iop_in || finished == SPILLING || !wait_go_ready()) return 0;
   int e = errno;
   iop_in = 1;
   pthread_mutex_lock(&drain_mutex);
@@ -359,7 +391,7 @@ IOP_EXPORT int iopred_predict(struct iopred_prediction *out, int max) {
 }
 
 IOP_EXPORT int iopred_period(struct iopred_period_result *out, int mode) {
-  if (!out || iop_state != IOP_ACTIVE || iop_in || !wait_go_ready()) return -1;
+  if (!out || iop_state != IOP_ACTIVE || iop_in || finished == SPILLING || !wait_go_ready()) return -1;
   int e = errno;
   iop_in = 1;
   pthread_mutex_lock(&drain_mutex);

@@ -43,6 +43,12 @@ type session struct {
 	events             uint64
 	bytes              uint64
 	ev                 tracefmt.Event
+
+	// Forked children (children.go).
+	dir, host     string
+	forked        bool // the process forked: look for its children's spills
+	childWarned   bool
+	lastChildScan time.Time
 }
 
 func newSession() *session {
@@ -91,6 +97,7 @@ func (s *session) open(now time.Time) error {
 	if rank != nil {
 		base += ".r" + strconv.Itoa(*rank)
 	}
+	s.dir, s.host = dir, host
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("cannot create trace directory: %w", err)
 	}
@@ -164,14 +171,19 @@ func (s *session) tick() {
 	if s.failed || s.w == nil {
 		return
 	}
-	if err := s.w.Tick(time.Now()); err != nil {
+	now := time.Now()
+	if err := s.w.Tick(now); err != nil {
 		s.fail(err)
+	}
+	if s.forked && now.Sub(s.lastChildScan) >= childScanEvery {
+		s.convertChildren()
 	}
 }
 
 func (s *session) write(c *batchEvent) error {
 	switch c.kind {
 	case C.IOP_KIND_FORK:
+		s.forked = true
 		return s.w.Proc(tracefmt.Proc{Op: "fork", TimeNs: int64(c.start_ns) - s.anchor, Child: int(c.aux)})
 	case C.IOP_KIND_EXEC:
 		return s.w.Proc(tracefmt.Proc{Op: "exec", TimeNs: int64(c.start_ns) - s.anchor})
@@ -260,6 +272,9 @@ func (s *session) flush() {
 func (s *session) finish(reason string) {
 	if s.failed || s.w == nil {
 		return
+	}
+	if s.forked && reason == "exit" {
+		s.convertChildren()
 	}
 	if err := saveModel(); err != nil {
 		fmt.Fprintf(os.Stderr, "iopred: IOPRED_MODEL: %v\n", err)

@@ -237,6 +237,19 @@ static int refresh_cb(struct dl_phdr_info *info, size_t size, void *data) {
   return 0;
 }
 
+/* Set in a child that forked (iop_unwind_after_fork): another thread of
+ * the parent (iopred's consumer symbolising, or the program's) may have
+ * held the loader's lock at the fork, and it stays held for ever in the
+ * child, which has only the forking thread. The child never asks the
+ * loader: it walks with the module table it inherited, and a frame in a
+ * module it loads later ends its context. */
+static int loader_off;
+
+void iop_unwind_after_fork(void) {
+  loader_off = 1;
+  atomic_flag_clear_explicit(&refresh_lock, memory_order_release);
+}
+
 /* refresh_modules rescans the loaded objects. Never called while this
  * thread is already inside the unwinder (see busy). When another thread is
  * rescanning, it waits for it, but not forever: that thread waits in
@@ -245,6 +258,7 @@ static int refresh_cb(struct dl_phdr_info *info, size_t size, void *data) {
  * dlclose) would otherwise wait for it in turn. After about a thousand
  * yields the caller gives up on the frame, caching nothing. */
 static int refresh_modules(int wait) {
+  if (loader_off) return 0;
   for (int tries = 0; atomic_flag_test_and_set_explicit(&refresh_lock, memory_order_acquire);
        tries++) {
     if (!wait && tries >= 1000) return 0;
@@ -899,7 +913,7 @@ static int subs_cb(struct dl_phdr_info *info, size_t size, void *data) {
 static rule_t slow_rule(uintptr_t key, uintptr_t pc, int nested) {
   atomic_fetch_add_explicit(&n_misses, 1, memory_order_relaxed);
   uintptr_t addr = key & ~GEN_MASK;
-  if (!nested) {
+  if (!nested && !loader_off) {
     unsigned long long subs = 0;
     dl_iterate_phdr(subs_cb, &subs);
     /* Gave up waiting for another thread's rescan: retry next time. */

@@ -64,6 +64,10 @@ int iop_backtrace(uintptr_t *pcs, int max, int skip)
  * never a fault). */
 void iop_unwind_invalidate(void) __attribute__((visibility("hidden")));
 
+/* iop_unwind_after_fork runs in a forked child: the child never asks the
+ * loader again (a lock another thread held at the fork stays held). */
+void iop_unwind_after_fork(void) __attribute__((visibility("hidden")));
+
 /* Counters for tests and diagnostics: rule-cache misses since start (each
  * one parsed .eh_frame), rules in the cache, modules known. */
 struct iop_unwind_stats {

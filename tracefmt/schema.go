@@ -64,6 +64,10 @@ type Header struct {
 	// the source records them (a Darshan log does).
 	JobID string `json:"job,omitempty"`
 	Procs int    `json:"procs,omitempty"`
+	// ForkUnixNs is the wall clock when a child that forked without exec
+	// was forked (its trace's time anchor); 0 for a process that started
+	// from an exec.
+	ForkUnixNs int64 `json:"fork_unix_ns,omitempty"`
 }
 
 // Frame is one call-stack frame of a context, symbolised so that it is

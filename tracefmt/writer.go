@@ -642,6 +642,10 @@ func appendBody(b []byte, v any) (_ []byte, ok bool) {
 			b = append(b, `,"procs":`...)
 			b = strconv.AppendInt(b, int64(r.Procs), 10)
 		}
+		if r.ForkUnixNs != 0 {
+			b = append(b, `,"fork_unix_ns":`...)
+			b = strconv.AppendInt(b, r.ForkUnixNs, 10)
+		}
 		return append(b, '}'), true
 	case File:
 		b = append(b, `{"id":`...)

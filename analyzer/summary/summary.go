@@ -45,11 +45,15 @@ type Report struct {
 
 // Process summarises one trace.
 type Process struct {
-	Trace       string `json:"trace"`
-	Program     string `json:"program"`
-	Host        string `json:"host"`
-	PID         int    `json:"pid"`
-	Rank        *int   `json:"rank"`
+	Trace   string `json:"trace"`
+	Program string `json:"program"`
+	Host    string `json:"host"`
+	PID     int    `json:"pid"`
+	PPID    int    `json:"ppid"`
+	Rank    *int   `json:"rank"`
+	// ForkUnixNs is when a child that forked without exec was forked (0
+	// for a process that started from an exec).
+	ForkUnixNs  int64  `json:"fork_unix_ns,omitempty"`
 	Events      uint64 `json:"events"`
 	StartUnixNs int64  `json:"start_unix_ns"` // the trace's time anchor (wall clock)
 	StartNs     int64  `json:"start_ns"`      // the same, since the job's start
@@ -251,6 +255,7 @@ func (s *summarizer) trace(proc int, path string) (p Process, err error) {
 	defer r.Close()
 	h := r.Header()
 	p.Program, p.Host, p.PID, p.Rank, p.StartUnixNs = h.Program, h.Host, h.PID, h.Rank, h.StartUnixNs
+	p.PPID, p.ForkUnixNs = h.PPID, h.ForkUnixNs
 	s.cnt.header(h)
 	if s.obs != nil {
 		s.obs.Begin(proc, path, h)

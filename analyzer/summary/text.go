@@ -56,6 +56,7 @@ func WriteText(w io.Writer, rep *Report) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", size(p.BytesRead), size(p.BytesWritten), p.Errors, status)
 	}
+	writeTree(tw, rep)
 	fmt.Fprintln(tw)
 	fmt.Fprintln(tw, "FILE\tPROCS\tEVENTS\tIO TIME\tREAD\tWRITTEN\tCALLS")
 	for _, f := range rep.Files {
@@ -215,4 +216,55 @@ func size(n int64) string {
 		exp++
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// writeTree prints the process tree when some traced process is the
+// parent of another (a program that forks workers, a shell): each process
+// under its parent, with how it started and what it moved.
+func writeTree(w io.Writer, rep *Report) {
+	type key struct {
+		host string
+		pid  int
+	}
+	byKey := map[key]int{}
+	for i, p := range rep.Processes {
+		byKey[key{p.Host, p.PID}] = i
+	}
+	children := map[int][]int{}
+	var roots []int
+	nested := false
+	for i, p := range rep.Processes {
+		if parent, ok := byKey[key{p.Host, p.PPID}]; ok && parent != i && p.PPID != 0 {
+			children[parent] = append(children[parent], i)
+			nested = true
+		} else {
+			roots = append(roots, i)
+		}
+	}
+	if !nested {
+		return
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "PROCESS TREE")
+	seen := map[int]bool{}
+	var walk func(i, depth int)
+	walk = func(i, depth int) {
+		if seen[i] {
+			return
+		}
+		seen[i] = true
+		p := rep.Processes[i]
+		how := "started"
+		if p.ForkUnixNs != 0 {
+			how = "forked"
+		}
+		fmt.Fprintf(w, "%s%d %s (%s at %s, read %s, written %s)\n", strings.Repeat("  ", depth), p.PID,
+			filepath.Base(p.Program), how, Seconds(p.StartNs), size(p.BytesRead), size(p.BytesWritten))
+		for _, c := range children[i] {
+			walk(c, depth+1)
+		}
+	}
+	for _, r := range roots {
+		walk(r, 0)
+	}
 }

@@ -14,9 +14,10 @@ import (
 	"iopred/tracefmt"
 )
 
-// A child that forks without exec passes through (it never enters Go, so
-// it cannot hang) and the parent's trace records the fork; the program's
-// results are those it has without the library.
+// A child that forks without exec records into a trace of its own (from
+// its spill, converted by the parent), with the parent's pid and its fork
+// time; the parent's trace records the fork and none of the child's
+// calls; the program's results are those it has without the library.
 func TestForkWithoutExec(t *testing.T) {
 	prog := compileC(t, "forks.c")
 	data := t.TempDir()
@@ -25,21 +26,32 @@ func TestForkWithoutExec(t *testing.T) {
 	if res != bare || res.code != 0 {
 		t.Fatalf("with the library %+v, without %+v", res, bare)
 	}
-	tr := onlyTrace(t, dir)
-	complete(t, tr)
+	all := traces(t, dir)
+	if len(all) != 2 {
+		t.Fatalf("%d traces, want the parent's and the child's", len(all))
+	}
+	parent, child := all[0], all[1]
+	if parent.header.ForkUnixNs != 0 {
+		parent, child = child, parent
+	}
+	complete(t, parent)
+	complete(t, child)
 	forks := 0
-	for _, p := range tr.procs {
-		if p.Op == "fork" && p.Child > 0 {
+	for _, p := range parent.procs {
+		if p.Op == "fork" && p.Child == child.header.PID {
 			forks++
 		}
 	}
-	if forks != 1 {
-		t.Errorf("parent trace records %d forks, want 1", forks)
+	if forks != 1 || child.header.PPID != parent.header.PID || child.header.ForkUnixNs == 0 {
+		t.Errorf("parent trace records %d forks of %d; child's ppid %d, fork time %d", forks, child.header.PID, child.header.PPID, child.header.ForkUnixNs)
 	}
-	for _, e := range tr.events {
+	for _, e := range parent.events {
 		if strings.HasSuffix(e.Path, "child.txt") && e.Op == "write" {
 			t.Fatalf("a write of the child appears in the parent's trace")
 		}
+	}
+	if n := len(eventsOn(child, filepath.Join(data, "child.txt"))); n != 300 {
+		t.Errorf("the child's trace has %d events on child.txt, want 300 (100 opens, writes, closes)", n)
 	}
 }
 
@@ -70,8 +82,12 @@ func TestForkWithExec(t *testing.T) {
 	if len(eventsOn(*cat, filepath.Join(data, "parent.txt"))) == 0 {
 		t.Error("cat's trace does not show it reading parent.txt")
 	}
-	// The child's writes between fork and exec belong to no trace: it ran
-	// iopred's pass-through.
+	// The child's calls between fork and exec (its redirection: an open
+	// and a dup2, no data) went to a spill that the parent removed rather
+	// than convert: the exec'd program's trace is the child's.
+	if m, _ := filepath.Glob(filepath.Join(dir, "*.iopspill")); len(m) != 0 {
+		t.Errorf("spills left: %v", m)
+	}
 	if cat.header.PPID != parent.header.PID {
 		t.Errorf("cat's parent pid %d, want %d", cat.header.PPID, parent.header.PID)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"iopred/tracefmt"
@@ -112,6 +113,9 @@ func printEvents(out *bufio.Writer, path string, filter *eventFilter) error {
 		return err
 	}
 	defer r.Close()
+	// Each line names the process's parent too: the process tree of a job
+	// whose processes fork (AppendJSON knows the event, not its header).
+	ppid := strconv.AppendInt([]byte(`,"ppid":`), int64(r.Header().PPID), 10)
 	var line []byte
 	for {
 		rec, err := r.Next()
@@ -125,7 +129,7 @@ func printEvents(out *bufio.Writer, path string, filter *eventFilter) error {
 			continue
 		}
 		line = rec.Event.AppendJSON(line[:0])
-		line = append(line, '\n')
+		line = append(append(line[:len(line)-1], ppid...), "}\n"...)
 		if _, err := out.Write(line); err != nil {
 			return fmt.Errorf("%w: %v", errWrite, err)
 		}

@@ -12,6 +12,7 @@ import (
 	"iopred/tracefmt"
 	"iopred/tracefmt/darshan"
 	_ "iopred/tracefmt/dftracer" // registers DFTracer's .pfw and .pfw.gz with tracefmt
+	_ "iopred/tracefmt/spill"    // registers libiopred's .iopspill files of forked children
 )
 
 func init() {
