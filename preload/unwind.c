@@ -1094,6 +1094,142 @@ out:
   return (int)(out - pcs);
 }
 
+/* step_memo is step, also telling whether the walk left the fast path
+ * (*fast = 0) and where it read the caller's return address (*at, when
+ * it read one on the fast path). */
+static inline __attribute__((always_inline)) int step_memo(struct walk *w, int *fast,
+                                                            uintptr_t *at) {
+  uintptr_t key = w->pc + w->kbias;
+  uint32_t i = cache_slot(key);
+  if (UNW_UNLIKELY(atomic_load_explicit(&cache.keys[i], memory_order_acquire) != key ||
+                   cache.rules[i].f.kinds != K_FAST)) {
+    if (atomic_load_explicit(&cache.keys[i], memory_order_relaxed) == key &&
+        cache.rules[i].f.kinds == K_END)
+      return 0; /* as step: decided by the pc alone */
+    *fast = 0;
+    struct walk copy = *w;
+    int ok = step_slow(&copy);
+    *w = copy;
+    return ok;
+  }
+  uintptr_t cfa = w->sp + (intptr_t)cache.rules[i].f.cfaoff;
+  if (UNW_UNLIKELY(cfa > w->top)) {
+    *fast = 0; /* decided by the stack's extent, which a replay cannot know */
+    return 0;
+  }
+  intptr_t boff = cache.rules[i].f.b8, xoff = cache.rules[i].f.x8;
+  if (boff) w->bp = *(const uintptr_t *)(cfa + boff * 8);
+  if (xoff) w->bx = *(const uintptr_t *)(cfa + xoff * 8);
+  *at = cfa - 8;
+  w->pc = *(const uintptr_t *)(cfa - 8);
+  w->sp = cfa;
+  return w->pc != 0;
+}
+
+/* iop_backtrace_memo_from is iop_backtrace_from with the memo of unwind.h.
+ * Why a replay is exact: on the fast path each step's CFA is sp plus an
+ * offset fixed by the rule of the frame's pc, the next pc is the word at
+ * CFA - 8, and the walk ends on a pc's K_END rule, a zero word or the
+ * depth limit. Rules of one generation never change once published, and a
+ * rule found at its first probe stays there. So from the same starting pc,
+ * the same words at the same offsets from sp give the same steps, provided
+ * the stack extends as far as the walk read (span). A walk that left the
+ * fast path, or stopped at the stack's end, is not memorised. */
+/* memo_walk walks as iop_backtrace_from does and memorises the walk in
+ * m when it stayed on the fast path (m NULL: no memo). */
+static __attribute__((noinline)) int memo_walk(uintptr_t *pcs, int max, struct iop_walk_memos *m,
+                                               uintptr_t sp, uintptr_t pc, uintptr_t bp,
+                                               uintptr_t bx, uintptr_t top, uintptr_t gen) {
+  struct iop_walk_memo *e = NULL;
+  if (m) {
+    e = &m->e[m->next];
+    e->tag = 0;
+  }
+  struct walk w = {pc, sp, bp, bx, top, gen - 1};
+  int fast = m != NULL;
+  uint32_t nchk = 0;
+  uintptr_t *o = pcs, *end = pcs + max;
+  for (;;) {
+    *o++ = w.pc;
+    if (o == end) break;
+    uintptr_t at = 0;
+    int ok = step_memo(&w, &fast, &at);
+    if (fast && at && at - sp > UINT32_MAX - 8) fast = 0;
+    if (fast && at) {
+      e->off[nchk] = (uint32_t)(at - sp);
+      e->word[nchk] = w.pc;
+      nchk++;
+    }
+    if (!ok) break;
+  }
+  if (fast) {
+    e->gen = gen;
+    e->pc0 = pc;
+    e->max = max;
+    e->nchk = nchk;
+    e->span = nchk ? e->off[nchk - 1] + 8 : 0;
+    m->pending = (int32_t)m->next;
+    m->next = (m->next + 1) & (IOP_MEMO_WAYS - 1);
+  }
+  return (int)(o - pcs);
+}
+
+/* iop_backtrace_memo_from is iop_backtrace_from with the memo of unwind.h.
+ * Why a replay is exact: on the fast path each step's CFA is sp plus an
+ * offset fixed by the rule of the frame's pc, the next pc is the word at
+ * CFA - 8, and the walk ends on a pc's K_END rule, a zero word or the
+ * depth limit. Rules of one generation never change once published, and a
+ * rule found at its first probe stays there. So from the same starting pc,
+ * the same words at the same offsets from sp give the same steps, provided
+ * the stack extends as far as the walk read (span). A walk that left the
+ * fast path, or stopped at the stack's end, is not memorised. */
+UNW_HIDDEN __attribute__((used)) int iop_backtrace_memo_from(uintptr_t *pcs, int max,
+                                                             struct iop_walk_memos *m,
+                                                             uint32_t *tag, uintptr_t sp,
+                                                             uintptr_t pc, uintptr_t bp,
+                                                             uintptr_t bx) {
+  if (UNW_UNLIKELY(!atomic_load_explicit(&initialised, memory_order_acquire))) return 0;
+  struct thread_state *t = &tstate;
+  int nested = t->busy++;
+  int n = 0;
+  uintptr_t top = stack_top(sp, nested);
+  if (UNW_UNLIKELY(top == 0 || max <= 0 || pc == 0)) goto out;
+  uintptr_t gen = atomic_load_explicit(&cache_gen, memory_order_relaxed);
+  if (UNW_UNLIKELY(nested || max > IOP_MEMO_FRAMES)) {
+    n = memo_walk(pcs, max, NULL, sp, pc, bp, bx, top, gen);
+    goto out;
+  }
+  m->pending = -1;
+  uintptr_t room = top - sp;
+  uint32_t j = m->last;
+  for (int k = 0; k < IOP_MEMO_WAYS; k++, j = (j + 1) & (IOP_MEMO_WAYS - 1)) {
+    const struct iop_walk_memo *c = &m->e[j];
+    if (c->pc0 != pc || c->tag == 0 || c->gen != gen || c->max != max || c->span > room)
+      continue;
+    const uint32_t *off = c->off;
+    const uintptr_t *word = c->word, *stop = word + c->nchk;
+    while (word < stop && *(const uintptr_t *)(sp + *off) == *word) word++, off++;
+    if (word == stop) {
+      m->last = j;
+      *tag = c->tag;
+      n = -1;
+      goto out;
+    }
+  }
+  n = memo_walk(pcs, max, m, sp, pc, bp, bx, top, gen);
+out:
+  t->busy--;
+  return n;
+}
+
+void iop_walk_memo_tag(struct iop_walk_memos *m, uint32_t tag) {
+  if (m->pending >= 0 && tag != 0) {
+    m->e[m->pending].tag = tag;
+    m->last = (uint32_t)m->pending;
+  }
+  m->pending = -1;
+}
+
 /* The entry point captures the caller's registers exactly: at entry,
  * (%rsp) is the return address, rsp+8 the caller's stack pointer after the
  * return, and rbp and rbx are still the caller's. It tail-jumps to the C
@@ -1117,6 +1253,30 @@ __asm__(".text\n"
         "  ret\n"
         ".cfi_endproc\n"
         ".size iop_backtrace, .-iop_backtrace\n");
+
+/* The memo's entry: the same registers, the seventh and eighth arguments
+ * (rbp, rbx) on the stack, which stays 16-byte aligned at the call. */
+__asm__(".text\n"
+        ".globl iop_backtrace_memo\n"
+        ".hidden iop_backtrace_memo\n"
+        ".type iop_backtrace_memo,@function\n"
+        ".p2align 4\n"
+        "iop_backtrace_memo:\n"
+        ".cfi_startproc\n"
+        "  lea 8(%rsp), %r8\n"
+        "  mov (%rsp), %r9\n"
+        "  sub $8, %rsp\n"
+        ".cfi_adjust_cfa_offset 8\n"
+        "  push %rbx\n"
+        ".cfi_adjust_cfa_offset 8\n"
+        "  push %rbp\n"
+        ".cfi_adjust_cfa_offset 8\n"
+        "  call iop_backtrace_memo_from\n"
+        "  add $24, %rsp\n"
+        ".cfi_adjust_cfa_offset -24\n"
+        "  ret\n"
+        ".cfi_endproc\n"
+        ".size iop_backtrace_memo, .-iop_backtrace_memo\n");
 
 void iop_unwind_init(void) {
   if (atomic_load(&initialised)) return;
