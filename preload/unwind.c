@@ -1126,6 +1126,51 @@ static inline __attribute__((always_inline)) int step_memo(struct walk *w, int *
   return w->pc != 0;
 }
 
+/* memo_words_match compares the memorised words with the stack, last
+ * first, unrolled: four instructions a word. */
+static inline __attribute__((always_inline)) int memo_words_match(const struct iop_walk_memo *c,
+                                                                  uintptr_t sp) {
+#define W(i) (*(const uintptr_t *)(sp + c->off[i]) != c->word[i])
+  _Static_assert(IOP_MEMO_FRAMES == 32, "one case per word");
+  switch (c->nchk) {
+  case 32: if (W(31)) return 0; /* fall through */
+  case 31: if (W(30)) return 0; /* fall through */
+  case 30: if (W(29)) return 0; /* fall through */
+  case 29: if (W(28)) return 0; /* fall through */
+  case 28: if (W(27)) return 0; /* fall through */
+  case 27: if (W(26)) return 0; /* fall through */
+  case 26: if (W(25)) return 0; /* fall through */
+  case 25: if (W(24)) return 0; /* fall through */
+  case 24: if (W(23)) return 0; /* fall through */
+  case 23: if (W(22)) return 0; /* fall through */
+  case 22: if (W(21)) return 0; /* fall through */
+  case 21: if (W(20)) return 0; /* fall through */
+  case 20: if (W(19)) return 0; /* fall through */
+  case 19: if (W(18)) return 0; /* fall through */
+  case 18: if (W(17)) return 0; /* fall through */
+  case 17: if (W(16)) return 0; /* fall through */
+  case 16: if (W(15)) return 0; /* fall through */
+  case 15: if (W(14)) return 0; /* fall through */
+  case 14: if (W(13)) return 0; /* fall through */
+  case 13: if (W(12)) return 0; /* fall through */
+  case 12: if (W(11)) return 0; /* fall through */
+  case 11: if (W(10)) return 0; /* fall through */
+  case 10: if (W(9)) return 0; /* fall through */
+  case 9: if (W(8)) return 0; /* fall through */
+  case 8: if (W(7)) return 0; /* fall through */
+  case 7: if (W(6)) return 0; /* fall through */
+  case 6: if (W(5)) return 0; /* fall through */
+  case 5: if (W(4)) return 0; /* fall through */
+  case 4: if (W(3)) return 0; /* fall through */
+  case 3: if (W(2)) return 0; /* fall through */
+  case 2: if (W(1)) return 0; /* fall through */
+  case 1: if (W(0)) return 0; /* fall through */
+  case 0: return 1;
+  default: return 0;
+  }
+#undef W
+}
+
 /* iop_backtrace_memo_from is iop_backtrace_from with the memo of unwind.h.
  * Why a replay is exact: on the fast path each step's CFA is sp plus an
  * offset fixed by the rule of the frame's pc, the next pc is the word at
@@ -1143,7 +1188,7 @@ static __attribute__((noinline)) int memo_walk(uintptr_t *pcs, int max, struct i
   struct iop_walk_memo *e = NULL;
   if (m) {
     e = &m->e[m->next];
-    e->tag = 0;
+    e->pc0 = 0;
   }
   struct walk w = {pc, sp, bp, bx, top, gen - 1};
   int fast = m != NULL;
@@ -1163,15 +1208,34 @@ static __attribute__((noinline)) int memo_walk(uintptr_t *pcs, int max, struct i
     if (!ok) break;
   }
   if (fast) {
-    e->gen = gen;
-    e->pc0 = pc;
-    e->max = max;
+    e->key = gen | (uintptr_t)max;
     e->nchk = nchk;
     e->span = nchk ? e->off[nchk - 1] + 8 : 0;
+    e->tag = 0;
     m->pending = (int32_t)m->next;
+    m->pending_pc = pc;
     m->next = (m->next + 1) & (IOP_MEMO_WAYS - 1);
   }
   return (int)(o - pcs);
+}
+
+/* memo_miss is the walk when no memorised one matched (or none could be
+ * tried): iop_backtrace_from's checks, then memo_walk. */
+static __attribute__((noinline)) int memo_miss(uintptr_t *pcs, int max, struct iop_walk_memos *m,
+                                               uintptr_t sp, uintptr_t pc, uintptr_t bp,
+                                               uintptr_t bx) {
+  struct thread_state *t = &tstate;
+  int nested = t->busy++;
+  int n = 0;
+  uintptr_t top = stack_top(sp, nested);
+  if (top != 0 && max > 0 && pc != 0) {
+    uintptr_t gen = atomic_load_explicit(&cache_gen, memory_order_relaxed);
+    int usable = !nested && max <= IOP_MEMO_FRAMES;
+    if (usable) m->pending = -1;
+    n = memo_walk(pcs, max, usable ? m : NULL, sp, pc, bp, bx, top, gen);
+  }
+  t->busy--;
+  return n;
 }
 
 /* iop_backtrace_memo_from is iop_backtrace_from with the memo of unwind.h.
@@ -1182,7 +1246,10 @@ static __attribute__((noinline)) int memo_walk(uintptr_t *pcs, int max, struct i
  * rule found at its first probe stays there. So from the same starting pc,
  * the same words at the same offsets from sp give the same steps, provided
  * the stack extends as far as the walk read (span). A walk that left the
- * fast path, or stopped at the stack's end, is not memorised. */
+ * fast path, or stopped at the stack's end, is not memorised.
+ * The replay only reads: it runs without the busy count, and only on the
+ * stack range this thread has verified already; anything else goes to
+ * memo_miss. */
 UNW_HIDDEN __attribute__((used)) int iop_backtrace_memo_from(uintptr_t *pcs, int max,
                                                              struct iop_walk_memos *m,
                                                              uint32_t *tag, uintptr_t sp,
@@ -1190,41 +1257,29 @@ UNW_HIDDEN __attribute__((used)) int iop_backtrace_memo_from(uintptr_t *pcs, int
                                                              uintptr_t bx) {
   if (UNW_UNLIKELY(!atomic_load_explicit(&initialised, memory_order_acquire))) return 0;
   struct thread_state *t = &tstate;
-  int nested = t->busy++;
-  int n = 0;
-  uintptr_t top = stack_top(sp, nested);
-  if (UNW_UNLIKELY(top == 0 || max <= 0 || pc == 0)) goto out;
-  uintptr_t gen = atomic_load_explicit(&cache_gen, memory_order_relaxed);
-  if (UNW_UNLIKELY(nested || max > IOP_MEMO_FRAMES)) {
-    n = memo_walk(pcs, max, NULL, sp, pc, bp, bx, top, gen);
-    goto out;
-  }
-  m->pending = -1;
-  uintptr_t room = top - sp;
-  uint32_t j = m->last;
-  for (int k = 0; k < IOP_MEMO_WAYS; k++, j = (j + 1) & (IOP_MEMO_WAYS - 1)) {
-    const struct iop_walk_memo *c = &m->e[j];
-    if (c->pc0 != pc || c->tag == 0 || c->gen != gen || c->max != max || c->span > room)
-      continue;
-    const uint32_t *off = c->off;
-    const uintptr_t *word = c->word, *stop = word + c->nchk;
-    while (word < stop && *(const uintptr_t *)(sp + *off) == *word) word++, off++;
-    if (word == stop) {
-      m->last = j;
-      *tag = c->tag;
-      n = -1;
-      goto out;
+  uintptr_t lo = t->lo, hi = t->hi;
+  if (UNW_LIKELY(!t->busy && sp - lo < hi - lo && hi - sp >= 16 && pc != 0)) {
+    uintptr_t key = atomic_load_explicit(&cache_gen, memory_order_relaxed) | (uintptr_t)max;
+    uintptr_t room = hi - sp;
+    uint32_t j = m->last;
+    for (int k = 0; k < IOP_MEMO_WAYS; k++, j = (j + 1) & (IOP_MEMO_WAYS - 1)) {
+      const struct iop_walk_memo *c = &m->e[j];
+      if (c->pc0 != pc || c->key != key || c->span > room) continue;
+      if (memo_words_match(c, sp)) {
+        m->last = j;
+        *tag = c->tag;
+        return -1;
+      }
     }
   }
-  n = memo_walk(pcs, max, m, sp, pc, bp, bx, top, gen);
-out:
-  t->busy--;
-  return n;
+  return memo_miss(pcs, max, m, sp, pc, bp, bx);
 }
 
 void iop_walk_memo_tag(struct iop_walk_memos *m, uint32_t tag) {
   if (m->pending >= 0 && tag != 0) {
-    m->e[m->pending].tag = tag;
+    struct iop_walk_memo *e = &m->e[m->pending];
+    e->tag = tag;
+    e->pc0 = m->pending_pc; /* the entry can match from now on */
     m->last = (uint32_t)m->pending;
   }
   m->pending = -1;

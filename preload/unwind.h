@@ -75,12 +75,12 @@ void iop_unwind_invalidate(void) __attribute__((visibility("hidden")));
 #define IOP_MEMO_FRAMES 32
 #define IOP_MEMO_WAYS 8
 struct iop_walk_memo {
-  uintptr_t gen;  /* rule-cache generation of the walk */
-  uintptr_t pc0;  /* the return address the walk started from */
+  uintptr_t pc0;  /* the return address the walk started from; 0: empty */
+  uintptr_t key;  /* rule-cache generation | the depth limit of the walk */
   uint32_t span;  /* the walk read [sp, sp + span) */
   uint32_t nchk;  /* words to check */
-  uint32_t tag;   /* the caller's value; 0: entry empty */
-  int32_t max;    /* the depth limit the walk ran with */
+  uint32_t tag;   /* the caller's value */
+  uint32_t pad;
   uint32_t off[IOP_MEMO_FRAMES];  /* word i was at sp + off[i] */
   uintptr_t word[IOP_MEMO_FRAMES];
 };
@@ -89,6 +89,7 @@ struct iop_walk_memos {
   uint32_t next;    /* the entry the next memoisable walk replaces */
   int32_t pending;  /* the entry a fresh walk just filled, awaiting its tag, or -1 */
   uint32_t pad;
+  uintptr_t pending_pc; /* its starting pc, stored into it with the tag */
   struct iop_walk_memo e[IOP_MEMO_WAYS];
 };
 
