@@ -1094,23 +1094,46 @@ out:
   return (int)(out - pcs);
 }
 
-/* step_memo is step, also telling whether the walk left the fast path
- * (*fast = 0) and where it read the caller's return address (*at, when
- * it read one on the fast path). */
+/* probe_rule returns the slot of key in the rule cache, or -1, without
+ * computing anything. */
+static inline int probe_rule(uintptr_t key) {
+  uint32_t i = cache_slot(key);
+  for (int p = 0; p < CACHE_PROBES; p++, i = (i + 1) & (CACHE_SIZE - 1)) {
+    uintptr_t k = atomic_load_explicit(&cache.keys[i], memory_order_acquire);
+    if (k == key) return (int)i;
+    if (k == 0) break;
+  }
+  return -1;
+}
+
+/* step_memo is step, also telling whether the step can be replayed
+ * (*fast stays 1) and where it read the caller's return address (*at).
+ * A K_FAST rule found at a later probe (after a library was unloaded,
+ * its first slot is often taken by the previous generation's entry) is
+ * applied as step_slow would apply it: the same loads, and the walk stops
+ * at a return address of KB_EXACT or more; memo_walk does not keep walks
+ * that read such a word, so replays never depend on which probe held the
+ * rule. */
 static inline __attribute__((always_inline)) int step_memo(struct walk *w, int *fast,
                                                             uintptr_t *at) {
   uintptr_t key = w->pc + w->kbias;
-  uint32_t i = cache_slot(key);
+  int i = (int)cache_slot(key), later = 0;
   if (UNW_UNLIKELY(atomic_load_explicit(&cache.keys[i], memory_order_acquire) != key ||
                    cache.rules[i].f.kinds != K_FAST)) {
     if (atomic_load_explicit(&cache.keys[i], memory_order_relaxed) == key &&
         cache.rules[i].f.kinds == K_END)
       return 0; /* as step: decided by the pc alone */
-    *fast = 0;
-    struct walk copy = *w;
-    int ok = step_slow(&copy);
-    *w = copy;
-    return ok;
+    i = probe_rule(key);
+    if (i >= 0 && cache.rules[i].f.kinds == K_END) return 0; /* as step_general */
+    if (i < 0 || cache.rules[i].f.kinds != K_FAST ||
+        ((w->sp + (intptr_t)cache.rules[i].f.cfaoff) & 7)) {
+      *fast = 0;
+      struct walk copy = *w;
+      int ok = step_slow(&copy);
+      *w = copy;
+      return ok;
+    }
+    later = 1;
   }
   uintptr_t cfa = w->sp + (intptr_t)cache.rules[i].f.cfaoff;
   if (UNW_UNLIKELY(cfa > w->top)) {
@@ -1123,11 +1146,81 @@ static inline __attribute__((always_inline)) int step_memo(struct walk *w, int *
   *at = cfa - 8;
   w->pc = *(const uintptr_t *)(cfa - 8);
   w->sp = cfa;
+  if (later) {
+    w->kbias = KB_GEN(w->kbias) - 1;
+    return w->pc != 0 && w->pc < KB_EXACT;
+  }
   return w->pc != 0;
 }
 
-/* memo_words_match compares the memorised words with the stack, last
- * first, unrolled: four instructions a word. */
+/* memo_walk walks as iop_backtrace_from does and memorises the walk in
+ * m when it stayed on the fast path (m NULL: no memo). */
+static __attribute__((noinline)) int memo_walk(uintptr_t *pcs, int max, struct iop_walk_memos *m,
+                                               uintptr_t sp, uintptr_t pc, uintptr_t bp,
+                                               uintptr_t bx, uintptr_t top, uintptr_t gen) {
+  struct iop_walk_memo *e = NULL;
+  if (m) {
+    e = &m->e[m->next];
+    e->pc0 = 0;
+  }
+  struct walk w = {pc, sp, bp, bx, top, gen - 1};
+  int fast = m != NULL;
+  uint32_t nchk = 0;
+  uintptr_t *o = pcs, *end = pcs + max;
+  for (;;) {
+    *o++ = w.pc;
+    if (o == end) break;
+    uintptr_t at = 0;
+    int ok = step_memo(&w, &fast, &at);
+    if (fast && at && (at - sp > UINT32_MAX - 8 || w.pc >= KB_EXACT)) fast = 0;
+    if (fast && at) {
+      e->off[nchk] = (uint32_t)(at - sp);
+      e->word[nchk] = w.pc;
+      nchk++;
+    }
+    if (!ok) break;
+  }
+  if (fast) {
+    for (uint32_t i = 0, j = nchk ? nchk - 1 : 0; i < j; i++, j--) {
+      uint32_t o = e->off[i];
+      uintptr_t v = e->word[i];
+      e->off[i] = e->off[j];
+      e->word[i] = e->word[j];
+      e->off[j] = o;
+      e->word[j] = v;
+    }
+    e->key = gen | (uintptr_t)max;
+    e->nchk = nchk;
+    e->span = nchk ? e->off[0] + 8 : 0; /* the outermost word */
+    e->tag = 0;
+    m->pending = (int32_t)m->next;
+    m->pending_pc = pc;
+    m->next = (m->next + 1) & (IOP_MEMO_WAYS - 1);
+  }
+  return (int)(o - pcs);
+}
+
+/* memo_miss is the walk when no memorised one matched (or none could be
+ * tried): iop_backtrace_from's checks, then memo_walk. */
+static __attribute__((noinline)) int memo_miss(uintptr_t *pcs, int max, struct iop_walk_memos *m,
+                                               uintptr_t sp, uintptr_t pc, uintptr_t bp,
+                                               uintptr_t bx) {
+  struct thread_state *t = &tstate;
+  int nested = t->busy++;
+  int n = 0;
+  uintptr_t top = stack_top(sp, nested);
+  if (top != 0 && max > 0 && pc != 0) {
+    uintptr_t gen = atomic_load_explicit(&cache_gen, memory_order_relaxed);
+    int usable = !nested && max <= IOP_MEMO_FRAMES;
+    if (usable) m->pending = -1;
+    n = memo_walk(pcs, max, usable ? m : NULL, sp, pc, bp, bx, top, gen);
+  }
+  t->busy--;
+  return n;
+}
+
+/* memo_words_match compares the memorised words with the stack, the
+ * innermost (stored last) first, unrolled: four instructions a word. */
 static inline __attribute__((always_inline)) int memo_words_match(const struct iop_walk_memo *c,
                                                                   uintptr_t sp) {
 #define W(i) (*(const uintptr_t *)(sp + c->off[i]) != c->word[i])
@@ -1169,73 +1262,6 @@ static inline __attribute__((always_inline)) int memo_words_match(const struct i
   default: return 0;
   }
 #undef W
-}
-
-/* iop_backtrace_memo_from is iop_backtrace_from with the memo of unwind.h.
- * Why a replay is exact: on the fast path each step's CFA is sp plus an
- * offset fixed by the rule of the frame's pc, the next pc is the word at
- * CFA - 8, and the walk ends on a pc's K_END rule, a zero word or the
- * depth limit. Rules of one generation never change once published, and a
- * rule found at its first probe stays there. So from the same starting pc,
- * the same words at the same offsets from sp give the same steps, provided
- * the stack extends as far as the walk read (span). A walk that left the
- * fast path, or stopped at the stack's end, is not memorised. */
-/* memo_walk walks as iop_backtrace_from does and memorises the walk in
- * m when it stayed on the fast path (m NULL: no memo). */
-static __attribute__((noinline)) int memo_walk(uintptr_t *pcs, int max, struct iop_walk_memos *m,
-                                               uintptr_t sp, uintptr_t pc, uintptr_t bp,
-                                               uintptr_t bx, uintptr_t top, uintptr_t gen) {
-  struct iop_walk_memo *e = NULL;
-  if (m) {
-    e = &m->e[m->next];
-    e->pc0 = 0;
-  }
-  struct walk w = {pc, sp, bp, bx, top, gen - 1};
-  int fast = m != NULL;
-  uint32_t nchk = 0;
-  uintptr_t *o = pcs, *end = pcs + max;
-  for (;;) {
-    *o++ = w.pc;
-    if (o == end) break;
-    uintptr_t at = 0;
-    int ok = step_memo(&w, &fast, &at);
-    if (fast && at && at - sp > UINT32_MAX - 8) fast = 0;
-    if (fast && at) {
-      e->off[nchk] = (uint32_t)(at - sp);
-      e->word[nchk] = w.pc;
-      nchk++;
-    }
-    if (!ok) break;
-  }
-  if (fast) {
-    e->key = gen | (uintptr_t)max;
-    e->nchk = nchk;
-    e->span = nchk ? e->off[nchk - 1] + 8 : 0;
-    e->tag = 0;
-    m->pending = (int32_t)m->next;
-    m->pending_pc = pc;
-    m->next = (m->next + 1) & (IOP_MEMO_WAYS - 1);
-  }
-  return (int)(o - pcs);
-}
-
-/* memo_miss is the walk when no memorised one matched (or none could be
- * tried): iop_backtrace_from's checks, then memo_walk. */
-static __attribute__((noinline)) int memo_miss(uintptr_t *pcs, int max, struct iop_walk_memos *m,
-                                               uintptr_t sp, uintptr_t pc, uintptr_t bp,
-                                               uintptr_t bx) {
-  struct thread_state *t = &tstate;
-  int nested = t->busy++;
-  int n = 0;
-  uintptr_t top = stack_top(sp, nested);
-  if (top != 0 && max > 0 && pc != 0) {
-    uintptr_t gen = atomic_load_explicit(&cache_gen, memory_order_relaxed);
-    int usable = !nested && max <= IOP_MEMO_FRAMES;
-    if (usable) m->pending = -1;
-    n = memo_walk(pcs, max, usable ? m : NULL, sp, pc, bp, bx, top, gen);
-  }
-  t->busy--;
-  return n;
 }
 
 /* iop_backtrace_memo_from is iop_backtrace_from with the memo of unwind.h.

@@ -71,9 +71,12 @@ void iop_unwind_invalidate(void) __attribute__((visibility("hidden")));
  * at offsets from its starting sp that its rules fix. Such a walk is
  * kept as those (offset, word) pairs with a tag of the caller's choice;
  * a later walk from the same place that finds the same words would
- * repeat it exactly, so it is answered with the tag instead. */
+ * repeat it exactly, so it is answered with the tag instead. The ways are
+ * filled in turn and searched from the last one that matched, so a loop
+ * through up to IOP_MEMO_WAYS call stacks finds each at the first or
+ * second way it tries. */
 #define IOP_MEMO_FRAMES 32
-#define IOP_MEMO_WAYS 8
+#define IOP_MEMO_WAYS 16
 struct iop_walk_memo {
   uintptr_t pc0;  /* the return address the walk started from; 0: empty */
   uintptr_t key;  /* rule-cache generation | the depth limit of the walk */
@@ -81,7 +84,10 @@ struct iop_walk_memo {
   uint32_t nchk;  /* words to check */
   uint32_t tag;   /* the caller's value */
   uint32_t pad;
-  uint32_t off[IOP_MEMO_FRAMES];  /* word i was at sp + off[i] */
+  /* word i was at sp + off[i]; the outermost first, so that the check,
+   * which starts from the innermost, meets the words that differ between
+   * call sites (the application's own frames) early */
+  uint32_t off[IOP_MEMO_FRAMES];
   uintptr_t word[IOP_MEMO_FRAMES];
 };
 struct iop_walk_memos {
