@@ -53,8 +53,9 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *data) {
  * A call site that repeats (a loop writing through the same functions)
  * gives the same walk each time: unwind.c replays it by checking the
  * stack words it read, and the memo answers with the walk's context slot
- * without walking or hashing (about 100 instructions instead of 380 for
- * 10 frames). Each thread has its own memo, on a page that returns to a
+ * without walking or hashing: the capture of a 4 KiB pwrite in a loop
+ * (7 frames) costs 153 instructions instead of 385 (BenchmarkCall-
+ * Instructions). Each thread has its own memo, on pages that return to a
  * pool when the thread ends. Everything is lock-free, so a forked child
  * finds nothing locked.
  * IOPRED_CONTEXT_CACHE=0 turns it off; =verify also walks on every hit,

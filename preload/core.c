@@ -50,16 +50,19 @@ IOP_HIDDEN int64_t iop_now(void) {
  * The rate, ns per tick, comes from two (TSC, CLOCK_MONOTONIC) pairs: one
  * taken when the library starts, and the newest. Each pair is the
  * tightest of up to four tries (a TSC read on each side of clock_gettime)
- * and is refused when its two TSC reads lie more than 4 us apart (the
- * thread was preempted). The rate is used once the pairs lie at least
+ * and is refused when its two TSC reads lie more than 2,000 ticks (about
+ * 1 us) apart: the thread was preempted, and that read goes to
+ * CLOCK_MONOTONIC instead. The rate is used once the pairs lie at least
  * 10 ms apart; before that every read goes to CLOCK_MONOTONIC. Each
  * thread anchors its own copy on a fresh pair every 2 ms, so errors never
  * add up across anchors. The error of a time is then at most:
- *  - the anchor pair's uncertainty, half its TSC gap: 15 to 40 ns here;
+ *  - the anchor pair's uncertainty, half its TSC gap: 15 to 40 ns here,
+ *    0.5 us at most;
  *  - plus 2 ms times the rate's error: the two pairs' uncertainties over
  *    their distance (at most 80 ns / 10 ms = 8e-6, so 16 ns, falling as
- *    the process runs) and any change of NTP's slewing of CLOCK_MONOTONIC
- *    since the start (at most 500 ppm, so 1 us at the very worst);
+ *    the process runs; 2 ms times 1 us / 10 ms = 0.2 us at the very
+ *    worst) and any change of NTP's slewing of CLOCK_MONOTONIC since the
+ *    start (at most 500 ppm, so 1 us at the very worst);
  *  - plus the upward nudge that keeps times monotonic per thread (a new
  *    anchor never goes below the last time returned), itself within the
  *    bound above.
@@ -77,7 +80,7 @@ static _Atomic uint64_t tsc_rate; /* ns per tick, 32.32; 0 until known */
 
 #define IOP_TSC_WINDOW_NS 2000000
 #define IOP_TSC_MIN_SPAN_NS 10000000
-#define IOP_TSC_MAX_GAP 8000 /* ticks: about 4 us at 2 GHz */
+#define IOP_TSC_MAX_GAP 2000 /* ticks: about 1 us at 2 GHz */
 
 /* tsc_pair reads the TSC and CLOCK_MONOTONIC together; 0 when every try
  * was preempted. */
