@@ -365,11 +365,11 @@ static void mpi_record(const struct iop_call *c) {
   do {                                                                   \
     (c).seq = next_seq();                                                \
     iop_mpi_parent = (c).seq;                                            \
-    (c).start_ns = iop_now();                                            \
+    (c).start_ns = iop_clock();                                            \
     iop_in = 0;                                                          \
     r = expr;                                                            \
     iop_in = 1;                                                          \
-    (c).end_ns = iop_now();                                              \
+    (c).end_ns = iop_clock();                                              \
     (c).err = errno;                                                     \
     iop_mpi_parent = 0;                                                  \
     (c).ret = r;                                                         \
@@ -1133,11 +1133,11 @@ static inline int fortran_begin(struct iop_call *c, int op, int impl) {
   do {                                                                     \
     c.seq = next_seq();                                                    \
     iop_mpi_parent = c.seq;                                                \
-    c.start_ns = iop_now();                                                \
+    c.start_ns = iop_clock();                                                \
     iop_in = 0;                                                            \
     real args;                                                             \
     iop_in = 1;                                                            \
-    c.end_ns = iop_now();                                                  \
+    c.end_ns = iop_clock();                                                  \
     c.err = errno;                                                         \
     iop_mpi_parent = 0;                                                    \
     r = ierr ? *ierr : 0;                                                  \

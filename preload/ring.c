@@ -210,7 +210,7 @@ IOP_HIDDEN void iop_record_proc(int kind, int64_t aux) {
   struct iop_event *e = iop_ring_reserve();
   if (e) {
     memset(e, 0, sizeof *e);
-    e->start_ns = e->end_ns = iop_now();
+    e->start_ns = e->end_ns = iop_clock();
     e->offset = -1;
     e->aux = aux;
     e->kind = (uint8_t)kind;

@@ -1108,6 +1108,223 @@ out:
   return (int)(out - pcs);
 }
 
+/* probe_rule returns the slot of key in the rule cache, or -1, without
+ * computing anything. */
+static inline int probe_rule(uintptr_t key) {
+  uint32_t i = cache_slot(key);
+  for (int p = 0; p < CACHE_PROBES; p++, i = (i + 1) & (CACHE_SIZE - 1)) {
+    uintptr_t k = atomic_load_explicit(&cache.keys[i], memory_order_acquire);
+    if (k == key) return (int)i;
+    if (k == 0) break;
+  }
+  return -1;
+}
+
+/* step_memo is step, also telling whether the step can be replayed
+ * (*fast stays 1) and where it read the caller's return address (*at).
+ * A K_FAST rule found at a later probe (after a library was unloaded,
+ * its first slot is often taken by the previous generation's entry) is
+ * applied as step_slow would apply it: the same loads, and the walk stops
+ * at a return address of KB_EXACT or more; memo_walk does not keep walks
+ * that read such a word, so replays never depend on which probe held the
+ * rule. */
+static inline __attribute__((always_inline)) int step_memo(struct walk *w, int *fast,
+                                                            uintptr_t *at) {
+  uintptr_t key = w->pc + w->kbias;
+  int i = (int)cache_slot(key), later = 0;
+  if (UNW_UNLIKELY(atomic_load_explicit(&cache.keys[i], memory_order_acquire) != key ||
+                   cache.rules[i].f.kinds != K_FAST)) {
+    if (atomic_load_explicit(&cache.keys[i], memory_order_relaxed) == key &&
+        cache.rules[i].f.kinds == K_END)
+      return 0; /* as step: decided by the pc alone */
+    i = probe_rule(key);
+    if (i >= 0 && cache.rules[i].f.kinds == K_END) return 0; /* as step_general */
+    if (i < 0 || cache.rules[i].f.kinds != K_FAST ||
+        ((w->sp + (intptr_t)cache.rules[i].f.cfaoff) & 7)) {
+      *fast = 0;
+      struct walk copy = *w;
+      int ok = step_slow(&copy);
+      *w = copy;
+      return ok;
+    }
+    later = 1;
+  }
+  uintptr_t cfa = w->sp + (intptr_t)cache.rules[i].f.cfaoff;
+  if (UNW_UNLIKELY(cfa > w->top)) {
+    *fast = 0; /* decided by the stack's extent, which a replay cannot know */
+    return 0;
+  }
+  intptr_t boff = cache.rules[i].f.b8, xoff = cache.rules[i].f.x8;
+  if (boff) w->bp = *(const uintptr_t *)(cfa + boff * 8);
+  if (xoff) w->bx = *(const uintptr_t *)(cfa + xoff * 8);
+  *at = cfa - 8;
+  w->pc = *(const uintptr_t *)(cfa - 8);
+  w->sp = cfa;
+  if (later) {
+    w->kbias = KB_GEN(w->kbias) - 1;
+    return w->pc != 0 && w->pc < KB_EXACT;
+  }
+  return w->pc != 0;
+}
+
+/* memo_walk walks as iop_backtrace_from does and memorises the walk in
+ * m when it stayed on the fast path (m NULL: no memo). */
+static __attribute__((noinline)) int memo_walk(uintptr_t *pcs, int max, struct iop_walk_memos *m,
+                                               uintptr_t sp, uintptr_t pc, uintptr_t bp,
+                                               uintptr_t bx, uintptr_t top, uintptr_t gen) {
+  struct iop_walk_memo *e = NULL;
+  if (m) {
+    e = &m->e[m->next];
+    e->pc0 = 0;
+  }
+  struct walk w = {pc, sp, bp, bx, top, gen - 1};
+  int fast = m != NULL;
+  uint32_t nchk = 0;
+  uintptr_t *o = pcs, *end = pcs + max;
+  for (;;) {
+    *o++ = w.pc;
+    if (o == end) break;
+    uintptr_t at = 0;
+    int ok = step_memo(&w, &fast, &at);
+    if (fast && at && (at - sp > UINT32_MAX - 8 || w.pc >= KB_EXACT)) fast = 0;
+    if (fast && at) {
+      e->off[nchk] = (uint32_t)(at - sp);
+      e->word[nchk] = w.pc;
+      nchk++;
+    }
+    if (!ok) break;
+  }
+  if (fast) {
+    for (uint32_t i = 0, j = nchk ? nchk - 1 : 0; i < j; i++, j--) {
+      uint32_t o = e->off[i];
+      uintptr_t v = e->word[i];
+      e->off[i] = e->off[j];
+      e->word[i] = e->word[j];
+      e->off[j] = o;
+      e->word[j] = v;
+    }
+    e->key = gen | (uintptr_t)max;
+    e->nchk = nchk;
+    e->span = nchk ? e->off[0] + 8 : 0; /* the outermost word */
+    e->tag = 0;
+    m->pending = (int32_t)m->next;
+    m->pending_pc = pc;
+    m->next = (m->next + 1) & (IOP_MEMO_WAYS - 1);
+  }
+  return (int)(o - pcs);
+}
+
+/* memo_miss is the walk when no memorised one matched (or none could be
+ * tried): iop_backtrace_from's checks, then memo_walk. */
+static __attribute__((noinline)) int memo_miss(uintptr_t *pcs, int max, struct iop_walk_memos *m,
+                                               uintptr_t sp, uintptr_t pc, uintptr_t bp,
+                                               uintptr_t bx) {
+  struct thread_state *t = &tstate;
+  int nested = t->busy++;
+  int n = 0;
+  uintptr_t top = stack_top(sp, nested);
+  if (top != 0 && max > 0 && pc != 0) {
+    uintptr_t gen = atomic_load_explicit(&cache_gen, memory_order_relaxed);
+    int usable = !nested && max <= IOP_MEMO_FRAMES;
+    if (usable) m->pending = -1;
+    n = memo_walk(pcs, max, usable ? m : NULL, sp, pc, bp, bx, top, gen);
+  }
+  t->busy--;
+  return n;
+}
+
+/* memo_words_match compares the memorised words with the stack, the
+ * innermost (stored last) first, unrolled: four instructions a word. */
+static inline __attribute__((always_inline)) int memo_words_match(const struct iop_walk_memo *c,
+                                                                  uintptr_t sp) {
+#define W(i) (*(const uintptr_t *)(sp + c->off[i]) != c->word[i])
+  _Static_assert(IOP_MEMO_FRAMES == 32, "one case per word");
+  switch (c->nchk) {
+  case 32: if (W(31)) return 0; /* fall through */
+  case 31: if (W(30)) return 0; /* fall through */
+  case 30: if (W(29)) return 0; /* fall through */
+  case 29: if (W(28)) return 0; /* fall through */
+  case 28: if (W(27)) return 0; /* fall through */
+  case 27: if (W(26)) return 0; /* fall through */
+  case 26: if (W(25)) return 0; /* fall through */
+  case 25: if (W(24)) return 0; /* fall through */
+  case 24: if (W(23)) return 0; /* fall through */
+  case 23: if (W(22)) return 0; /* fall through */
+  case 22: if (W(21)) return 0; /* fall through */
+  case 21: if (W(20)) return 0; /* fall through */
+  case 20: if (W(19)) return 0; /* fall through */
+  case 19: if (W(18)) return 0; /* fall through */
+  case 18: if (W(17)) return 0; /* fall through */
+  case 17: if (W(16)) return 0; /* fall through */
+  case 16: if (W(15)) return 0; /* fall through */
+  case 15: if (W(14)) return 0; /* fall through */
+  case 14: if (W(13)) return 0; /* fall through */
+  case 13: if (W(12)) return 0; /* fall through */
+  case 12: if (W(11)) return 0; /* fall through */
+  case 11: if (W(10)) return 0; /* fall through */
+  case 10: if (W(9)) return 0; /* fall through */
+  case 9: if (W(8)) return 0; /* fall through */
+  case 8: if (W(7)) return 0; /* fall through */
+  case 7: if (W(6)) return 0; /* fall through */
+  case 6: if (W(5)) return 0; /* fall through */
+  case 5: if (W(4)) return 0; /* fall through */
+  case 4: if (W(3)) return 0; /* fall through */
+  case 3: if (W(2)) return 0; /* fall through */
+  case 2: if (W(1)) return 0; /* fall through */
+  case 1: if (W(0)) return 0; /* fall through */
+  case 0: return 1;
+  default: return 0;
+  }
+#undef W
+}
+
+/* iop_backtrace_memo_from is iop_backtrace_from with the memo of unwind.h.
+ * Why a replay is exact: on the fast path each step's CFA is sp plus an
+ * offset fixed by the rule of the frame's pc, the next pc is the word at
+ * CFA - 8, and the walk ends on a pc's K_END rule, a zero word or the
+ * depth limit. Rules of one generation never change once published, and a
+ * rule found at its first probe stays there. So from the same starting pc,
+ * the same words at the same offsets from sp give the same steps, provided
+ * the stack extends as far as the walk read (span). A walk that left the
+ * fast path, or stopped at the stack's end, is not memorised.
+ * The replay only reads: it runs without the busy count, and only on the
+ * stack range this thread has verified already; anything else goes to
+ * memo_miss. */
+UNW_HIDDEN __attribute__((used)) int iop_backtrace_memo_from(uintptr_t *pcs, int max,
+                                                             struct iop_walk_memos *m,
+                                                             uint32_t *tag, uintptr_t sp,
+                                                             uintptr_t pc, uintptr_t bp,
+                                                             uintptr_t bx) {
+  if (UNW_UNLIKELY(!atomic_load_explicit(&initialised, memory_order_acquire))) return 0;
+  struct thread_state *t = &tstate;
+  uintptr_t lo = t->lo, hi = t->hi;
+  if (UNW_LIKELY(!t->busy && sp - lo < hi - lo && hi - sp >= 16 && pc != 0)) {
+    uintptr_t key = atomic_load_explicit(&cache_gen, memory_order_relaxed) | (uintptr_t)max;
+    uintptr_t room = hi - sp;
+    uint32_t j = m->last;
+    for (int k = 0; k < IOP_MEMO_WAYS; k++, j = (j + 1) & (IOP_MEMO_WAYS - 1)) {
+      const struct iop_walk_memo *c = &m->e[j];
+      if (c->pc0 != pc || c->key != key || c->span > room) continue;
+      if (memo_words_match(c, sp)) {
+        m->last = j;
+        *tag = c->tag;
+        return -1;
+      }
+    }
+  }
+  return memo_miss(pcs, max, m, sp, pc, bp, bx);
+}
+
+void iop_walk_memo_tag(struct iop_walk_memos *m, uint32_t tag) {
+  if (m->pending >= 0 && tag != 0) {
+    struct iop_walk_memo *e = &m->e[m->pending];
+    e->tag = tag;
+    e->pc0 = m->pending_pc; /* the entry can match from now on */
+    m->last = (uint32_t)m->pending;
+  }
+  m->pending = -1;
+}
+
 /* The entry point captures the caller's registers exactly: at entry,
  * (%rsp) is the return address, rsp+8 the caller's stack pointer after the
  * return, and rbp and rbx are still the caller's. It tail-jumps to the C
@@ -1131,6 +1348,30 @@ __asm__(".text\n"
         "  ret\n"
         ".cfi_endproc\n"
         ".size iop_backtrace, .-iop_backtrace\n");
+
+/* The memo's entry: the same registers, the seventh and eighth arguments
+ * (rbp, rbx) on the stack, which stays 16-byte aligned at the call. */
+__asm__(".text\n"
+        ".globl iop_backtrace_memo\n"
+        ".hidden iop_backtrace_memo\n"
+        ".type iop_backtrace_memo,@function\n"
+        ".p2align 4\n"
+        "iop_backtrace_memo:\n"
+        ".cfi_startproc\n"
+        "  lea 8(%rsp), %r8\n"
+        "  mov (%rsp), %r9\n"
+        "  sub $8, %rsp\n"
+        ".cfi_adjust_cfa_offset 8\n"
+        "  push %rbx\n"
+        ".cfi_adjust_cfa_offset 8\n"
+        "  push %rbp\n"
+        ".cfi_adjust_cfa_offset 8\n"
+        "  call iop_backtrace_memo_from\n"
+        "  add $24, %rsp\n"
+        ".cfi_adjust_cfa_offset -24\n"
+        "  ret\n"
+        ".cfi_endproc\n"
+        ".size iop_backtrace_memo, .-iop_backtrace_memo\n");
 
 void iop_unwind_init(void) {
   if (atomic_load(&initialised)) return;

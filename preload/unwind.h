@@ -68,6 +68,52 @@ void iop_unwind_invalidate(void) __attribute__((visibility("hidden")));
  * loader again (a lock another thread held at the fork stays held). */
 void iop_unwind_after_fork(void) __attribute__((visibility("hidden")));
 
+/* A memo of walks (one per thread, owned by the caller): a walk whose
+ * every step took the unwinder's fast path (a K_FAST rule at its first
+ * probe, ending at the depth limit, a zero return address or a K_END
+ * rule) is a function of its starting pc and of the stack words it read,
+ * at offsets from its starting sp that its rules fix. Such a walk is
+ * kept as those (offset, word) pairs with a tag of the caller's choice;
+ * a later walk from the same place that finds the same words would
+ * repeat it exactly, so it is answered with the tag instead. The ways are
+ * filled in turn and searched from the last one that matched, so a loop
+ * through up to IOP_MEMO_WAYS call stacks finds each at the first or
+ * second way it tries. */
+#define IOP_MEMO_FRAMES 32
+#define IOP_MEMO_WAYS 16
+struct iop_walk_memo {
+  uintptr_t pc0;  /* the return address the walk started from; 0: empty */
+  uintptr_t key;  /* rule-cache generation | the depth limit of the walk */
+  uint32_t span;  /* the walk read [sp, sp + span) */
+  uint32_t nchk;  /* words to check */
+  uint32_t tag;   /* the caller's value */
+  uint32_t pad;
+  /* word i was at sp + off[i]; the outermost first, so that the check,
+   * which starts from the innermost, meets the words that differ between
+   * call sites (the application's own frames) early */
+  uint32_t off[IOP_MEMO_FRAMES];
+  uintptr_t word[IOP_MEMO_FRAMES];
+};
+struct iop_walk_memos {
+  uint32_t last;    /* the entry that matched last: tried first */
+  uint32_t next;    /* the entry the next memoisable walk replaces */
+  int32_t pending;  /* the entry a fresh walk just filled, awaiting its tag, or -1 */
+  uint32_t pad;
+  uintptr_t pending_pc; /* its starting pc, stored into it with the tag */
+  struct iop_walk_memo e[IOP_MEMO_WAYS];
+};
+
+/* iop_backtrace_memo is iop_backtrace(pcs, max, 0), except that it first
+ * replays the walks memorised in m: when one matches it returns -1 and
+ * sets *tag to that entry's tag, and pcs is left untouched. Otherwise it
+ * walks and returns the frame count; when the walk can be memorised it is
+ * kept in m, and iop_walk_memo_tag(m, tag) then makes it answerable. The
+ * caller must pass the same m from the same function only, and never use
+ * m from a signal handler that may interrupt a use of it. */
+int iop_backtrace_memo(uintptr_t *pcs, int max, struct iop_walk_memos *m, uint32_t *tag)
+    __attribute__((visibility("hidden")));
+void iop_walk_memo_tag(struct iop_walk_memos *m, uint32_t tag) __attribute__((visibility("hidden")));
+
 /* Counters for tests and diagnostics: rule-cache misses since start (each
  * one parsed .eh_frame), rules in the cache, modules known. */
 struct iop_unwind_stats {

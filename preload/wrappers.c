@@ -37,22 +37,23 @@
 #define CALL(layer, R, name, params, args, pre, post)                      \
   IOP_REAL(R, name, params)                                                \
   IOP_DEFINE(R, name, params) {                                            \
-    R(*real) params = iop_real_##name();                                   \
-    if (IOP_UNLIKELY(!real)) IOP_MISSING(R);                               \
+    R(*real) params = real_##name;                                         \
+    if (IOP_UNLIKELY(!real) && !(real = iop_real_##name())) IOP_MISSING(R); \
     struct iop_call c;                                                     \
-    if (!iop_begin(&c, IOP_OP_##name, layer)) return real args;            \
+    if (!iop_enter(&c, IOP_OP_##name, layer)) return real args;            \
     pre;                                                                   \
-    c.start_ns = iop_now();                                                \
+    c.start_ns = iop_clock();                                              \
     iop_in = 0;                                                            \
     R r = real args;                                                       \
     iop_in = 1;                                                            \
-    c.end_ns = iop_now();                                                  \
-    c.err = errno;                                                         \
+    c.end_ns = iop_clock();                                              \
+    int *errp = &errno;                                                    \
+    c.err = *errp;                                                         \
     c.ret = iop_ret(r);                                                    \
     c.failed = iop_failed(r);                                              \
     post;                                                                  \
     iop_end(&c);                                                           \
-    errno = c.err;                                                         \
+    *errp = c.err;                                                         \
     return r;                                                              \
   }
 
@@ -63,17 +64,17 @@
     va_list ap;                                                            \
     va_start(ap, lastarg);                                                 \
     struct iop_call c;                                                     \
-    if (!iop_begin(&c, IOP_OP_##name, layer)) {                            \
+    if (!iop_enter(&c, IOP_OP_##name, layer)) {                            \
       R r = real vargs;                                                    \
       va_end(ap);                                                          \
       return r;                                                            \
     }                                                                      \
     pre;                                                                   \
-    c.start_ns = iop_now();                                                \
+    c.start_ns = iop_clock();                                              \
     iop_in = 0;                                                            \
     R r = real vargs;                                                      \
     iop_in = 1;                                                            \
-    c.end_ns = iop_now();                                                  \
+    c.end_ns = iop_clock();                                                  \
     c.err = errno;                                                         \
     c.ret = iop_ret(r);                                                    \
     c.failed = iop_failed(r);                                              \
@@ -111,13 +112,13 @@ static inline mode_t iop_open_mode(int flags, va_list ap) {
     if (IOP_UNLIKELY(!real)) IOP_MISSING(int);                             \
     struct iop_call c;                                                     \
     if (!iop_begin(&c, IOP_OP_##name, IOP_POSIX)) return real(path, flags, mode); \
-    c.start_ns = iop_now();                                                \
+    c.start_ns = iop_clock();                                              \
     iop_app_fd_enter();                                                    \
     iop_in = 0;                                                            \
     int r = real(path, flags, mode);                                       \
     iop_in = 1;                                                            \
     iop_app_fd_leave();                                                    \
-    c.end_ns = iop_now();                                                  \
+    c.end_ns = iop_clock();                                                  \
     c.err = errno;                                                         \
     c.ret = r;                                                             \
     c.failed = r < 0;                                                      \
@@ -138,13 +139,13 @@ static inline mode_t iop_open_mode(int flags, va_list ap) {
     if (IOP_UNLIKELY(!real)) IOP_MISSING(int);                             \
     struct iop_call c;                                                     \
     if (!iop_begin(&c, IOP_OP_##name, IOP_POSIX)) return real(dirfd, path, flags, mode); \
-    c.start_ns = iop_now();                                                \
+    c.start_ns = iop_clock();                                              \
     iop_app_fd_enter();                                                    \
     iop_in = 0;                                                            \
     int r = real(dirfd, path, flags, mode);                                \
     iop_in = 1;                                                            \
     iop_app_fd_leave();                                                    \
-    c.end_ns = iop_now();                                                  \
+    c.end_ns = iop_clock();                                                  \
     c.err = errno;                                                         \
     c.ret = r;                                                             \
     c.failed = r < 0;                                                      \
@@ -174,13 +175,13 @@ OPENAT_WRAPPER(openat64)
     if ((cmd != F_DUPFD && cmd != F_DUPFD_CLOEXEC) ||                      \
         !iop_begin(&c, IOP_OP_##name, IOP_POSIX))                          \
       return real(fd, cmd, arg);                                           \
-    c.start_ns = iop_now();                                                \
+    c.start_ns = iop_clock();                                              \
     iop_app_fd_enter();                                                    \
     iop_in = 0;                                                            \
     int r = real(fd, cmd, arg);                                            \
     iop_in = 1;                                                            \
     iop_app_fd_leave();                                                    \
-    c.end_ns = iop_now();                                                  \
+    c.end_ns = iop_clock();                                                  \
     c.err = errno;                                                         \
     c.ret = r;                                                             \
     c.failed = r < 0;                                                      \
@@ -204,11 +205,11 @@ IOP_DEFINE(void, rewind, (FILE *fp)) {
     return;
   }
   iop_pre_stream(&c, fp, 0);
-  c.start_ns = iop_now();
+  c.start_ns = iop_clock();
   iop_in = 0;
   real(fp);
   iop_in = 1;
-  c.end_ns = iop_now();
+  c.end_ns = iop_clock();
   c.err = errno;
   iop_post_stream(&c, fp, -3);
   iop_end(&c);

@@ -111,49 +111,72 @@ func median(xs []float64) float64 {
 }
 
 // BenchmarkCallOverhead times 1,000,000 calls of 4 KiB pwrite and of
-// 1-byte write to /dev/shm, bare and traced, rounds interleaved.
+// 1-byte write to /dev/shm, bare and traced, rounds interleaved. Each run
+// prints its median batch of 1,000 calls and its 10th and 90th percentile
+// batches; the figures are the medians of those over the rounds, minus
+// the bare program's.
 func BenchmarkCallOverhead(b *testing.B) {
 	prog := compile(b, "calls.c")
 	vs := variants(b)
 	for _, kind := range []string{"pwrite4k", "write1"} {
 		b.Run(kind, func(b *testing.B) {
-			med := map[string][]float64{}
+			// per variant: median, mean, p10, p90 of each round
+			got := map[string][4][]float64{}
 			for i := 0; i < b.N; i++ {
-				for round := 0; round < 3; round++ {
+				for round := 0; round < 5; round++ {
 					for _, v := range vs {
 						f := filepath.Join("/dev/shm", fmt.Sprintf("iopred-bench-%d", os.Getpid()))
 						fields := strings.Fields(run(b, v.env, prog, kind, "1000000", f))
 						os.Remove(f)
-						x, _ := strconv.ParseFloat(fields[0], 64)
-						med[v.name] = append(med[v.name], x)
+						if len(fields) != 4 {
+							b.Fatalf("calls printed %q", fields)
+						}
+						cur := got[v.name]
+						for k := range cur {
+							x, _ := strconv.ParseFloat(fields[k], 64)
+							cur[k] = append(cur[k], x)
+						}
+						got[v.name] = cur
 					}
 				}
 			}
-			bare := median(med["bare"])
+			bare := median(got["bare"][0])
 			b.ReportMetric(bare, "bare-ns/call")
-			b.ReportMetric(median(med["capture"])-bare, "capture-extra-ns/call")
-			b.ReportMetric(median(med["nocapture"])-bare, "nocapture-extra-ns/call")
-			b.ReportMetric(median(med["traceonly"])-bare, "traceonly-extra-ns/call")
-			b.ReportMetric(median(med["capture"])/bare, "capture-ratio")
-			b.ReportMetric(median(med["nocapture"])/bare, "nocapture-ratio")
+			names := []string{"capture", "nocapture", "traceonly"}
 			if find(vs, "old-capture") != nil {
-				b.ReportMetric(median(med["old-capture"])-bare, "old-capture-extra-ns/call")
-				b.ReportMetric(median(med["old-traceonly"])-bare, "old-traceonly-extra-ns/call")
+				names = append(names, "old-capture", "old-traceonly")
 			}
+			for _, name := range names {
+				b.ReportMetric(median(got[name][0])-bare, name+"-extra-ns/call")
+			}
+			for _, name := range []string{"capture", "old-capture"} {
+				if _, ok := got[name]; !ok {
+					continue
+				}
+				b.ReportMetric(median(got[name][2])-median(got["bare"][2]), name+"-p10-extra-ns/call")
+				b.ReportMetric(median(got[name][3])-median(got["bare"][3]), name+"-p90-extra-ns/call")
+			}
+			b.ReportMetric(median(got["capture"][0])/bare, "capture-ratio")
+			b.ReportMetric(median(got["nocapture"][0])/bare, "nocapture-ratio")
 		})
 	}
 }
 
 var callgrindTotal = regexp.MustCompile(`(?m)^summary:\s+(\d+)`)
 
-// mainThreadInstructions counts the user-space instructions the main
-// thread executes (the consumer and Go threads are not the
-// application's), with valgrind's callgrind: a count, not a time, so it
-// repeats on a noisy machine.
-func mainThreadInstructions(tb testing.TB, env []string, prog string, args ...string) float64 {
+// mainThreadProfile runs prog under valgrind's callgrind and returns the
+// profile of the main thread (the consumer and Go threads are not the
+// application's): instructions are a count, not a time, so they repeat
+// on a noisy machine.
+func mainThreadProfile(tb testing.TB, env []string, prog string, args ...string) string {
 	dir := tb.TempDir()
 	out := filepath.Join(dir, "cg.out")
-	cmdArgs := append([]string{"--tool=callgrind", "--separate-threads=yes", "--callgrind-out-file=" + out, prog}, args...)
+	// Only what runs inside main is counted: the calls, and any wait for
+	// the consumer inside them, but not the last drain of the rings at
+	// exit, whose size varies from run to run (up to a ring of events, each
+	// run through the model).
+	cmdArgs := append([]string{"--tool=callgrind", "--separate-threads=yes", "--toggle-collect=main",
+		"--callgrind-out-file=" + out, prog}, args...)
 	cmd := exec.Command("valgrind", cmdArgs...)
 	// valgrind 3.19 cannot decode RDTSCP, which the Go runtime's cputicks
 	// uses when the CPU has it: the library's runtime must do without.
@@ -161,7 +184,13 @@ func mainThreadInstructions(tb testing.TB, env []string, prog string, args ...st
 	if b, err := cmd.CombinedOutput(); err != nil {
 		tb.Fatalf("valgrind: %v\n%s", err, b)
 	}
-	b, err := os.ReadFile(out + "-01")
+	return out + "-01"
+}
+
+// mainThreadInstructions counts the user-space instructions of the main
+// thread of a callgrind profile.
+func mainThreadInstructions(tb testing.TB, profile string) float64 {
+	b, err := os.ReadFile(profile)
 	if err != nil {
 		tb.Fatalf("callgrind output: %v", err)
 	}
@@ -173,31 +202,138 @@ func mainThreadInstructions(tb testing.TB, env []string, prog string, args ...st
 	return x
 }
 
+// annotateLine is one line of `callgrind_annotate --inclusive=yes`:
+// the cost, then file:function and the object.
+var annotateLine = regexp.MustCompile(`^\s*([\d,]+) \([^)]*\)\s+(\S+?):(\S+)(?: \[(\S+)\])?$`)
+
+// inclusiveCosts returns the inclusive instruction count of every
+// file:function of a profile, keyed "file:function", with the object
+// when callgrind names one ("file:function@object").
+func inclusiveCosts(tb testing.TB, profile string) map[string]float64 {
+	out, err := exec.Command("callgrind_annotate", "--inclusive=yes", "--threshold=100", profile).Output()
+	if err != nil {
+		tb.Fatalf("callgrind_annotate: %v", err)
+	}
+	costs := map[string]float64{}
+	for _, line := range strings.Split(string(out), "\n") {
+		m := annotateLine.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		x, _ := strconv.ParseFloat(strings.ReplaceAll(m[1], ",", ""), 64)
+		key := filepath.Base(m[2]) + ":" + m[3]
+		if m[4] != "" {
+			key += "@" + filepath.Base(m[4])
+		}
+		costs[key] += x
+	}
+	return costs
+}
+
+// breakdown splits the instructions of one intercepted call (the
+// library's wrapper of fn, everything it calls included) into the parts
+// of the hot path, per call. The clock is inlined from clock.h, which
+// callgrind reports as a file of its own; the record append is iop_end
+// without the context capture and the hand-over, and the hand-over is
+// what the application's thread spends waking the consumer or waiting
+// for it (its futex calls).
+func breakdown(costs map[string]float64, fn string, calls float64) map[string]float64 {
+	get := func(keys ...string) float64 {
+		var x float64
+		for _, k := range keys {
+			x += costs[k]
+		}
+		return x / calls
+	}
+	sum := func(match func(string) bool) float64 {
+		var x float64
+		for k, v := range costs {
+			if match(k) {
+				x += v
+			}
+		}
+		return x / calls
+	}
+	lib := "@libiopred.so"
+	wrapper := get("calls.def:" + fn + lib)
+	real := sum(func(k string) bool {
+		return strings.HasSuffix(k, ":"+fn+"@libc.so.6") && !strings.HasPrefix(k, "calls.def")
+	})
+	clock := get("clock.h:"+fn, "clock.h:"+fn+lib, "core.c:iop_clock_renew"+lib)
+	capture := get("context.c:iop_capture" + lib)
+	files := get("files.c:iop_pre_fd"+lib, "files.c:iop_post_rw"+lib)
+	// The ring's futex calls (waking the consumer, waiting for room) are
+	// the only system calls libiopred makes inside a recorded call once
+	// the file is known; wake_consumer itself is inlined.
+	handover := get("syscall.S:syscall@libc.so.6", "ring.c:wake_consumer"+lib)
+	appendRec := get("core.c:iop_end"+lib) - capture - handover
+	return map[string]float64{
+		"wrapper":   wrapper,
+		"real-call": real,
+		"guards":    wrapper - real - clock - capture - files - appendRec - handover,
+		"clock":     clock,
+		"context":   capture,
+		"file":      files,
+		"append":    appendRec,
+		"handover":  handover,
+	}
+}
+
 // BenchmarkCallInstructions reports user-space instructions per call
-// added by the library: the difference between runs of 200,000 and
-// 100,000 calls cancels start-up work.
+// added by the library, two ways: *-extra-instr/call is the difference
+// between runs of 200,000 and 100,000 calls of what the main thread runs
+// inside main (start-up and exit are left out, and the difference cancels
+// the program's own set-up); *-wrapper-extra-instr/call is what the
+// wrapper costs beyond the real call it makes, from the same profile (it
+// leaves out the call's way to the wrapper, the same as to libc's
+// function, and is the same figure without the noise of any work the
+// main thread does for the consumer). For the library with context
+// capture it also reports where the instructions of one call go:
+// interposition and guards, clock reads, context capture, file lookup,
+// record append and hand-over (the wrapper's total includes the real
+// call's instructions, reported too).
 func BenchmarkCallInstructions(b *testing.B) {
-	if _, err := exec.LookPath("valgrind"); err != nil {
-		b.Fatal("valgrind is needed (apt-get install valgrind)")
+	for _, tool := range []string{"valgrind", "callgrind_annotate"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			b.Fatalf("%s is needed (apt-get install valgrind)", tool)
+		}
 	}
 	prog := compile(b, "calls.c")
 	vs := variants(b)
+	fns := map[string]string{"pwrite4k": "pwrite", "write1": "write"}
 	for _, kind := range []string{"pwrite4k", "write1"} {
 		b.Run(kind, func(b *testing.B) {
 			per := map[string]float64{}
+			inWrapper := map[string]float64{}
+			parts := map[string]float64{}
 			for i := 0; i < b.N; i++ {
 				for _, v := range vs {
 					f := filepath.Join("/dev/shm", fmt.Sprintf("iopred-cg-%d", os.Getpid()))
-					lo := mainThreadInstructions(b, v.env, prog, kind, "100000", f)
-					hi := mainThreadInstructions(b, v.env, prog, kind, "200000", f)
+					lo := mainThreadInstructions(b, mainThreadProfile(b, v.env, prog, kind, "100000", f))
+					hiProfile := mainThreadProfile(b, v.env, prog, kind, "200000", f)
+					hi := mainThreadInstructions(b, hiProfile)
 					os.Remove(f)
 					per[v.name] = (hi - lo) / 100000
+					if v.name == "bare" {
+						continue
+					}
+					p := breakdown(inclusiveCosts(b, hiProfile), fns[kind], 200000)
+					inWrapper[v.name] = p["wrapper"] - p["real-call"]
+					if v.name == "capture" {
+						parts = p
+					}
 				}
 			}
 			b.ReportMetric(per["bare"], "bare-instr/call")
-			b.ReportMetric(per["capture"]-per["bare"], "capture-extra-instr/call")
-			b.ReportMetric(per["nocapture"]-per["bare"], "nocapture-extra-instr/call")
-			b.ReportMetric(per["traceonly"]-per["bare"], "traceonly-extra-instr/call")
+			for _, name := range []string{"capture", "nocapture", "traceonly", "old-capture", "old-traceonly"} {
+				if _, ok := per[name]; ok {
+					b.ReportMetric(per[name]-per["bare"], name+"-extra-instr/call")
+					b.ReportMetric(inWrapper[name], name+"-wrapper-extra-instr/call")
+				}
+			}
+			for _, part := range []string{"wrapper", "real-call", "guards", "clock", "context", "file", "append", "handover"} {
+				b.ReportMetric(parts[part], part+"-instr/call")
+			}
 		})
 	}
 }
