@@ -58,7 +58,10 @@ func TestAlignIsOptimal(t *testing.T) {
 		return c + m
 	}
 	seed := uint64(7)
-	rnd := func() float64 { seed = seed*6364136223846793005 + 1442695040888963407; return float64(seed>>40) / (1 << 24) }
+	rnd := func() float64 {
+		seed = seed*6364136223846793005 + 1442695040888963407
+		return float64(seed>>40) / (1 << 24)
+	}
 	for range 20 {
 		x, y := make([]float64, 1+int(rnd()*6)), make([]float64, 1+int(rnd()*6))
 		for i := range x {
