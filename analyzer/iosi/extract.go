@@ -30,6 +30,9 @@ func Extract(samples []Sample, o Options) (*Signature, error) {
 		return nil, err
 	}
 	n := len(p.t[0])
+	for _, t := range p.t {
+		n = min(n, len(t))
+	}
 	var waves []wave
 	for i, t := range p.t {
 		ws, err := findWaves(t, o)
@@ -68,19 +71,53 @@ func Extract(samples []Sample, o Options) (*Signature, error) {
 	for k, w := range waves {
 		pts[k] = clique.Point{Sample: w.sample, X: float64(w.crest), Y: w.like}
 	}
-	res, err := clique.Sweep(pts, len(p.t), clique.Range(lo, hi, o.Widths), clique.Range(o.HeightMin, o.HeightMax, o.Heights), o.Gamma, o.Kappa)
-	if err != nil {
-		return nil, err
+	left := make([]int, len(pts)) // index in waves of each point still free
+	for k := range left {
+		left[k] = k
 	}
-	for _, c := range res.Clusters {
-		if float64(len(c.Points)) < o.MinSupport*float64(len(p.t)) {
-			continue
+	var spans [][2]int
+	for pass := 0; pass < max(1, o.Passes) && len(left) > 0; pass++ {
+		free := make([]clique.Point, len(left))
+		for k, i := range left {
+			free[k] = pts[i]
 		}
-		members := make([]wave, len(c.Points))
-		for k, idx := range c.Points {
-			members[k] = waves[idx]
+		res, err := clique.Sweep(free, len(p.t), clique.Range(lo, hi, o.Widths), clique.Range(o.HeightMin, o.HeightMax, o.Heights), o.Gamma, o.Kappa)
+		if err != nil {
+			return nil, err
 		}
-		addBurst(sig, p, members, o)
+		taken := make([]bool, len(left))
+		added := 0
+		for _, c := range res.Clusters {
+			if float64(len(c.Points)) < o.MinSupport*float64(len(p.t)) {
+				continue
+			}
+			inside := false
+			for _, sp := range spans {
+				inside = inside || c.X >= float64(sp[0]) && c.X < float64(sp[1])
+			}
+			if inside {
+				continue
+			}
+			members := make([]wave, len(c.Points))
+			for k, idx := range c.Points {
+				members[k] = waves[left[idx]]
+				taken[idx] = true
+			}
+			if sp, ok := addBurst(sig, p, members, o); ok {
+				spans = append(spans, sp)
+				added++
+			}
+		}
+		if added == 0 {
+			break
+		}
+		rest := left[:0]
+		for k, i := range left {
+			if !taken[k] {
+				rest = append(rest, i)
+			}
+		}
+		left = rest
 	}
 	slices.SortFunc(sig.Bursts, func(a, b Burst) int { return cmp.Compare(a.StartS, b.StartS) })
 	return sig, nil
@@ -202,7 +239,7 @@ func pearson(x, y []float64) float64 {
 
 // addBurst aligns the clustered waves on their mean crest, averages them
 // into the signature and records the burst (section 5.4).
-func addBurst(sig *Signature, p *prepared, ms []wave, o Options) {
+func addBurst(sig *Signature, p *prepared, ms []wave, o Options) ([2]int, bool) {
 	n := len(sig.Write)
 	x, lo, hi := 0.0, 0.0, 0.0
 	for _, m := range ms {
@@ -216,7 +253,7 @@ func addBurst(sig *Signature, p *prepared, ms []wave, o Options) {
 	from, to := at+int(math.Round(lo)), at+int(math.Round(hi))
 	from, to = max(from, 0), min(to, n)
 	if to-from < 1 {
-		return
+		return [2]int{}, false
 	}
 	// offset[i] maps signature point j to point j-at+offset[i] of member i.
 	offset := make([]int, len(ms))
@@ -286,8 +323,22 @@ func addBurst(sig *Signature, p *prepared, ms []wave, o Options) {
 		w, r = w[a:b], r[a:b]
 		from, to = from+a, from+b
 	}
+	if o.AlignQuantile > 0 {
+		// Move the burst to the quantile of its members' places.
+		pl := make([]float64, len(ms))
+		for i := range ms {
+			pl[i] = float64(offset[i])
+		}
+		shift := int(math.Round(quantile(pl, o.AlignQuantile))) - at
+		from, to = max(0, from+shift), min(n, to+shift)
+		if shift < 0 {
+			w, r = w[len(w)-(to-from):], r[len(r)-(to-from):]
+		} else {
+			w, r = w[:to-from], r[:to-from]
+		}
+	}
 	if to <= from {
-		return
+		return [2]int{}, false
 	}
 	b := Burst{StartS: float64(from) * sig.StepS, EndS: float64(to) * sig.StepS}
 	for j := from; j < to; j++ {
@@ -303,7 +354,22 @@ func addBurst(sig *Signature, p *prepared, ms []wave, o Options) {
 	}
 	if b.WriteBytes+b.ReadBytes > 0 {
 		sig.Bursts = append(sig.Bursts, b)
+		return [2]int{from, to}, true
 	}
+	return [2]int{}, false
+}
+
+// quantile is the q-quantile of x by linear interpolation between order
+// statistics.
+func quantile(x []float64, q float64) float64 {
+	s := slices.Clone(x)
+	slices.Sort(s)
+	f := q * float64(len(s)-1)
+	i := int(f)
+	if i >= len(s)-1 {
+		return s[len(s)-1]
+	}
+	return s[i] + (f-float64(i))*(s[i+1]-s[i])
 }
 
 func abs(x int) int {

@@ -71,6 +71,12 @@ type Options struct {
 	// below this fraction of the median run's: runs that did no I/O,
 	// which would otherwise set the trimming length and the background.
 	QuietFraction float64
+	// TrimQuantile corrects durations to this quantile of the run lengths
+	// instead of the shortest run (the paper, when 0), by linear
+	// resampling, so that shorter runs are stretched as longer ones are
+	// shrunk: the shortest of many runs is often shorter than the run
+	// alone, by the luck of its compute phases.
+	TrimQuantile float64
 	// MinCrest keeps as candidate bursts only the waves whose crest
 	// reaches the threshold the troughs are cut at (the mean crest
 	// height); the paper keeps every wave between two low troughs.
@@ -87,6 +93,16 @@ type Options struct {
 	// below this fraction of its peak (0: the burst spans trough to
 	// trough as the wave transform cut it).
 	EdgeFraction float64
+	// AlignQuantile places each common burst at this quantile of its
+	// members' (refined) crest times instead of their mean (the paper's,
+	// used when it is 0): contention only delays bursts, so the earlier
+	// members are closer to the run alone.
+	AlignQuantile float64
+	// Passes repeats the grid sweep on the points no cluster took, up to
+	// this many times (0 or 1: once, the paper), keeping new clusters
+	// that do not fall inside a burst already found: bursts that drift
+	// more than others are found at a wider unit.
+	Passes int
 	// MinSupport drops clusters with points from fewer than this fraction
 	// of the samples after voting (0: any cluster CLIQUE reports).
 	MinSupport float64
@@ -104,10 +120,13 @@ func Default() Options {
 	o := Paper()
 	o.LOFThreshold = 1.5
 	o.QuietFraction = 0.3
+	o.TrimQuantile = 0.1
 	o.MinCrest = true
 	o.XCorrAlign = true
+	o.AlignQuantile = 0.4
 	o.Median = true
 	o.EdgeFraction = 0.1
+	o.Passes = 3
 	o.MinSupport = 0.5
 	return o
 }

@@ -119,12 +119,21 @@ func preprocess(samples []Sample, o Options) (*prepared, error) {
 		p.r = append(p.r, refine(rn.r, o.Refine))
 	}
 	if o.Trim {
-		n := len(p.w[0])
-		for _, x := range p.w {
-			n = min(n, len(x))
+		lens := make([]float64, len(p.w))
+		for i, x := range p.w {
+			lens[i] = float64(len(x))
+		}
+		slices.Sort(lens)
+		n := int(lens[0])
+		if o.TrimQuantile > 0 {
+			n = int(lens[int(o.TrimQuantile*float64(len(lens)-1))])
 		}
 		for i := range p.w {
-			p.w[i], p.r[i] = trim(p.w[i], n), trim(p.r[i], n)
+			if o.TrimQuantile > 0 {
+				p.w[i], p.r[i] = resample(p.w[i], n), resample(p.r[i], n)
+			} else {
+				p.w[i], p.r[i] = trim(p.w[i], n), trim(p.r[i], n)
+			}
 		}
 	}
 	if o.Background {
@@ -262,6 +271,26 @@ func trim(x []float64, n int) []float64 {
 		out = append(out, v)
 	}
 	return out[:n]
+}
+
+// resample stretches or shrinks x to n points by linear interpolation,
+// keeping its first and last points.
+func resample(x []float64, n int) []float64 {
+	if len(x) == n || len(x) < 2 || n < 2 {
+		return x
+	}
+	out := make([]float64, n)
+	f := float64(len(x)-1) / float64(n-1)
+	for k := range out {
+		p := float64(k) * f
+		i := int(p)
+		if i >= len(x)-1 {
+			out[k] = x[len(x)-1]
+			continue
+		}
+		out[k] = x[i] + (p-float64(i))*(x[i+1]-x[i])
+	}
+	return out
 }
 
 // removeBackground subtracts the average background level from every
