@@ -27,6 +27,9 @@ func ExtractDTW(samples []Sample, o Options) (*Signature, error) {
 	n := len(t)
 	sig := &Signature{Method: "dtw", RunsFound: p.found, RunsUsed: len(p.t), StepS: p.stepS,
 		Write: w, Read: r, Dropped: p.dropped}
+	if o.KeepSamples {
+		sig.Samples = p.t
+	}
 	oo := o
 	oo.MinCrest = true
 	waves, err := findWaves(t, oo)

@@ -46,6 +46,9 @@ func Extract(samples []Sample, o Options) (*Signature, error) {
 	}
 	sig := &Signature{Method: "iosi", RunsFound: p.found, RunsUsed: len(p.t), StepS: p.stepS,
 		Write: make([]float64, n), Read: make([]float64, n), Dropped: p.dropped}
+	if o.KeepSamples {
+		sig.Samples = p.t
+	}
 	if len(waves) == 0 {
 		return sig, nil
 	}

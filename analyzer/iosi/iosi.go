@@ -103,6 +103,9 @@ type Options struct {
 	// that do not fall inside a burst already found: bursts that drift
 	// more than others are found at a wider unit.
 	Passes int
+	// KeepSamples keeps the preprocessed samples in the signature
+	// (Signature.Samples), for plotting.
+	KeepSamples bool
 	// MinSupport drops clusters with points from fewer than this fraction
 	// of the samples after voting (0: any cluster CLIQUE reports).
 	MinSupport float64
@@ -159,6 +162,9 @@ type Signature struct {
 	Bursts    []Burst
 	// Dropped says why samples were left out, by job id.
 	Dropped map[string]string
+	// Samples are the total rates of the samples used, after
+	// preprocessing, on the signature's grid (with Options.KeepSamples).
+	Samples [][]float64
 }
 
 // Burst is one burst of a signature, times from the run's start.

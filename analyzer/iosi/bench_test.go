@@ -1,0 +1,85 @@
+package iosi
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// synthSamples makes n runs of points log intervals (2 s) of an IOR-like
+// application (a 2.5 GB/s burst of 12 intervals every 150) drifting by a
+// few intervals from run to run, on a noisy background with a foreign
+// burst now and then.
+func synthSamples(n, points int, seed uint64) []Sample {
+	rng := rand.New(rand.NewPCG(seed, 14))
+	out := make([]Sample, n)
+	for s := range out {
+		w, r := make([]float64, points), make([]float64, points)
+		shift := rng.IntN(5)
+		for i := range w {
+			w[i] = 3e8 * math.Exp(0.5*rng.NormFloat64())
+			r[i] = 1e8 * math.Exp(0.5*rng.NormFloat64())
+			if k := (i - shift) % 150; i >= shift && k >= 60 && k < 72 {
+				w[i] += 2.5e9
+			}
+		}
+		for range points / 500 {
+			at := rng.IntN(points)
+			for i := at; i < min(at+8, points); i++ {
+				r[i] += 1.5e9
+			}
+		}
+		out[s] = Sample{JobID: fmt.Sprint(s), StepS: 2, Write: w, Read: r}
+	}
+	return out
+}
+
+// BenchmarkSamples is the cost of one signature against the number of
+// runs (2,000 log intervals each), for IOSI and DTW: the paper's Figure
+// 19(a).
+func BenchmarkSamples(b *testing.B) {
+	for _, n := range []int{2, 4, 8, 16, 32} {
+		s := synthSamples(n, 2000, 1)
+		b.Run(fmt.Sprintf("iosi/runs=%d", n), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := Extract(s, Default()); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("dtw/runs=%d", n), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := ExtractDTW(s, Default()); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkPoints is the cost of one signature of 8 runs against their
+// length, 1k to 64k log intervals for IOSI and 1k to 8k for DTW, whose
+// cost is quadratic: the paper's Figure 19(b).
+func BenchmarkPoints(b *testing.B) {
+	for _, p := range []int{1000, 2000, 4000, 8000, 16000, 32000, 64000} {
+		s := synthSamples(8, p, 2)
+		b.Run(fmt.Sprintf("iosi/points=%d", p), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := Extract(s, Default()); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		if p > 8000 {
+			continue
+		}
+		b.Run(fmt.Sprintf("dtw/points=%d", p), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := ExtractDTW(s, Default()); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
