@@ -147,6 +147,15 @@ func findWaves(t []float64, o Options) ([]wave, error) {
 		return nil, nil
 	}
 	thr := sum / float64(len(crests))
+	floor := math.Inf(-1)
+	if o.NoiseMADs > 0 {
+		med := median(a)
+		dev := make([]float64, n)
+		for i, v := range a {
+			dev[i] = math.Abs(v - med)
+		}
+		floor = med + o.NoiseMADs*1.4826*median(dev)
+	}
 	cuts := []int{0}
 	for i := 1; i+1 < n; i++ {
 		if a[i] < a[i-1] && a[i] <= a[i+1] && a[i] < thr {
@@ -168,7 +177,7 @@ func findWaves(t []float64, o Options) ([]wave, error) {
 		if c == lo && lo > 0 || c == hi-1 && hi < n {
 			continue
 		}
-		if !(a[c] > 0) || o.MinCrest && a[c] < thr {
+		if !(a[c] > 0) || o.MinCrest && a[c] < thr || a[c] < floor {
 			continue
 		}
 		out = append(out, wave{lo: lo, hi: hi, crest: c})
@@ -305,6 +314,15 @@ func addBurst(sig *Signature, p *prepared, ms []wave, o Options) ([2]int, bool) 
 				}
 			}
 			offset[i] = m.crest + best
+		}
+	}
+	if o.MaxSpread > 0 && len(ms) >= 4 {
+		pl := make([]float64, len(ms))
+		for i := range ms {
+			pl[i] = float64(offset[i])
+		}
+		if quantile(pl, 0.75)-quantile(pl, 0.25) > o.MaxSpread*float64(to-from) {
+			return [2]int{}, false
 		}
 	}
 	w, r := make([]float64, to-from), make([]float64, to-from)

@@ -38,7 +38,12 @@ type Options struct {
 	// outlier factor above LOFThreshold (0: the mean factor of the set,
 	// the paper's rule), with LOFNeighbors neighbours (0: min(20, n-1),
 	// scikit-learn's default). Both coordinates are divided by their
-	// median first, so that seconds and bytes weigh alike.
+	// median first, so that seconds and bytes weigh alike. With k at
+	// n-1 or more (scikit-learn's default for fewer than 21 runs) every
+	// neighbourhood is the whole set and every factor is about 1: the
+	// paper's mean threshold then drops about half the runs at random,
+	// and a fixed threshold of 1.5 (the default) drops none; a smaller k
+	// (5) finds real outliers but cost accuracy on the simulator.
 	LOF          bool
 	LOFNeighbors int
 	LOFThreshold float64
@@ -81,10 +86,24 @@ type Options struct {
 	// reaches the threshold the troughs are cut at (the mean crest
 	// height); the paper keeps every wave between two low troughs.
 	MinCrest bool
+	// NoiseMADs also requires a crest to stand this many robust standard
+	// deviations (1.4826 times the median absolute deviation) above the
+	// median of the smoothed sample: with noise that varies from one log
+	// interval to the next, the mean crest height is low and the bumps of
+	// the noise would be bursts in every run, which CLIQUE then finds
+	// common (0: off, the paper and the default: it costs accuracy on
+	// the simulator, whose background is smooth).
+	NoiseMADs float64
 	// XCorrAlign refines each clustered burst's place by cross-correlating
 	// it with the cluster's median burst, within half the burst's width,
 	// instead of aligning on the crest of the smoothed wave alone.
 	XCorrAlign bool
+	// MaxSpread rejects a common burst whose members' places, after
+	// alignment, have an interquartile range wider than this many times
+	// the burst's width: the bursts of one application line up across
+	// runs, foreign bursts that a wide grid unit gathered do not (0: off,
+	// the paper and the default, as NoiseMADs).
+	MaxSpread float64
 	// Median averages the aligned bursts by their median instead of their
 	// mean, so that a foreign burst in one run does not leak into the
 	// signature.

@@ -43,7 +43,16 @@ type signatureFlags struct {
 	all      string
 	truth    string
 	minRuns  int
+	maxRuns  int
 	workers  int
+}
+
+// recent keeps the last --max-runs runs (runs are by start time).
+func (f *signatureFlags) recent(runs []serverlog.Job) []serverlog.Job {
+	if f.maxRuns > 0 && len(runs) > f.maxRuns {
+		return runs[len(runs)-f.maxRuns:]
+	}
+	return runs
 }
 
 func runSignature(args []string, stdout, stderr io.Writer) error {
@@ -62,6 +71,7 @@ func runSignature(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&f.all, "all", "", "write the signature of every application with at least --min-runs runs into `DIR`")
 	fs.StringVar(&f.truth, "truth", "", "with --all: score the signatures against the simulator's truth.json `FILE`")
 	fs.IntVar(&f.minRuns, "min-runs", 5, "with --all: the fewest completed runs an application needs")
+	fs.IntVar(&f.maxRuns, "max-runs", 32, "use the most recent `N` runs of an application at most (0: all); the paper finds 5 to 10 enough")
 	fs.IntVar(&f.workers, "workers", runtime.GOMAXPROCS(0), "with --all: applications processed at once")
 	rest, err := parseFlagsAnywhere(fs, args)
 	if err != nil {
@@ -122,7 +132,7 @@ func runSignature(args []string, stdout, stderr io.Writer) error {
 	}
 	defer src.Close()
 	var samples []iosi.Sample
-	for _, j := range runs {
+	for _, j := range f.recent(runs) {
 		s, err := iosi.SampleFrom(src, j)
 		if err != nil {
 			return err
@@ -334,7 +344,7 @@ func signatureAll(f *signatureFlags, jobs []serverlog.Job, from, to time.Time, s
 			for i := range next {
 				a := apps[i].App
 				var samples []iosi.Sample
-				for _, j := range byApp[a] {
+				for _, j := range f.recent(byApp[a]) {
 					if s, ok := l.Sample(j); ok {
 						samples = append(samples, s)
 					}
