@@ -30,7 +30,9 @@ func TestSignature(t *testing.T) {
 		t.Fatalf("simulate: %d %s %s", code, out, errs)
 	}
 	logArgs := []string{"--lmt", filepath.Join(sim, "lmt.sqlite3"), "--jobs", filepath.Join(sim, "sacct.txt"), "--tz", "UTC"}
-	sig := func(args ...string) (string, string, int) { return run(append(append([]string{"signature"}, logArgs...), args...)...) }
+	sig := func(args ...string) (string, string, int) {
+		return run(append(append([]string{"signature"}, logArgs...), args...)...)
+	}
 
 	out, errs, code := sig("--list-apps")
 	if code != 0 {
