@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"iopred/analyzer/iosi/wavelet"
 )
 
 // synthSamples makes n runs of points log intervals (2 s) of an IOR-like
@@ -39,6 +41,7 @@ func synthSamples(n, points int, seed uint64) []Sample {
 // runs (2,000 log intervals each), for IOSI and DTW: the paper's Figure
 // 19(a).
 func BenchmarkSamples(b *testing.B) {
+	wavelet.Dmey() // the filter bank is computed once per process
 	for _, n := range []int{2, 4, 8, 16, 32} {
 		s := synthSamples(n, 2000, 1)
 		b.Run(fmt.Sprintf("iosi/runs=%d", n), func(b *testing.B) {
@@ -62,6 +65,7 @@ func BenchmarkSamples(b *testing.B) {
 // length, 1k to 64k log intervals for IOSI and 1k to 8k for DTW, whose
 // cost is quadratic: the paper's Figure 19(b).
 func BenchmarkPoints(b *testing.B) {
+	wavelet.Dmey()
 	for _, p := range []int{1000, 2000, 4000, 8000, 16000, 32000, 64000} {
 		s := synthSamples(8, p, 2)
 		b.Run(fmt.Sprintf("iosi/points=%d", p), func(b *testing.B) {
