@@ -23,7 +23,7 @@ func FuzzExtract(f *testing.F) {
 		step := float64(data[1]) / 2
 		samples := make([]Sample, runs)
 		k := 0
-		for i := 2; i+1 < len(data) && len(samples[runs-1].Write) < 200; i += 2 {
+		for i := 2; i+1 < len(data) && len(samples[runs-1].Write) < 128; i += 2 {
 			if data[i] == 0 && data[i+1] == 0 {
 				k = min(k+1, runs-1)
 				continue
