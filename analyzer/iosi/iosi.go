@@ -133,7 +133,7 @@ type Options struct {
 // Paper returns the paper's method with the paper's defaults.
 func Paper() Options {
 	return Options{LOF: true, Refine: 2, Trim: true, Background: true, Level: 2,
-		Gamma: 0.5, Kappa: 0.9, Widths: 4, Heights: 4, HeightMin: 0.05, HeightMax: 0.25}
+		Gamma: 0.5, Kappa: 0.9, Widths: 5, Heights: 5, HeightMin: 0.05, HeightMax: 0.25}
 }
 
 // Default returns the paper's method with the improvements that the
