@@ -117,12 +117,11 @@ func summarize(sc []Score) summary {
 // TestEvaluateCenter is the accuracy figure: on the simulator's
 // iosi scenario (seven targets among thousands of foreign jobs, interactive
 // transfers and background) over three seeds, the default IOSI must reach
-// a median cross-correlation of 0.90 with the ground truth, no burst
-// missed or invented on at least 5 of 6 signatures, a median I/O volume
-// error within 10%, and a better correlation coefficient and volume error
-// than both the paper's method and DTW. The correlation coefficient it
-// reaches (0.828) is below the 0.85; the test holds it at 0.80 so
-// that it cannot slip further. The table gives all three methods.
+// the figures: a median cross-correlation of 0.90 and a median
+// correlation coefficient of 0.85 with the ground truth, no burst missed
+// or invented on at least 5 of 6 signatures, a median I/O volume error
+// within 10%, and a better correlation coefficient and volume error than
+// both the paper's method and DTW. The table gives all three methods.
 func TestEvaluateCenter(t *testing.T) {
 	if testing.Short() {
 		t.Skip("simulates three fortnights of a center")
@@ -142,8 +141,8 @@ func TestEvaluateCenter(t *testing.T) {
 		t.Logf("| %s | %.3f | %.3f | %.1f%% | %d of %d | %d of %d |", m.name, s.xcorr, s.corr, 100*s.vol, s.clean, s.n, s.within, s.n)
 	}
 	d := summarize(all[ms[0].name])
-	if d.xcorr < 0.90 || d.corr < 0.80 || d.vol > 0.10 || 6*d.clean < 5*d.n {
-		t.Errorf("IOSI default: cross-correlation %.3f (want >= 0.90), correlation %.3f (>= 0.80), volume error %.1f%% (<= 10%%), clean %d of %d (>= 5/6)",
+	if d.xcorr < 0.90 || d.corr < 0.85 || d.vol > 0.10 || 6*d.clean < 5*d.n {
+		t.Errorf("IOSI default: cross-correlation %.3f (want >= 0.90), correlation %.3f (>= 0.85), volume error %.1f%% (<= 10%%), clean %d of %d (>= 5/6)",
 			d.xcorr, d.corr, 100*d.vol, d.clean, d.n)
 	}
 	for _, m := range ms[1:] {

@@ -41,6 +41,9 @@ func Extract(samples []Sample, o Options) (*Signature, error) {
 		}
 		for _, w := range ws {
 			w.sample = i
+			if o.Centroid {
+				w.crest = centroid(t, w.lo, w.hi, w.crest)
+			}
 			waves = append(waves, w)
 		}
 	}
@@ -183,6 +186,22 @@ func findWaves(t []float64, o Options) ([]wave, error) {
 		out = append(out, wave{lo: lo, hi: hi, crest: c})
 	}
 	return out, nil
+}
+
+// centroid is the point nearest the centre of mass of x[lo:hi], or crest
+// when the wave carries nothing.
+func centroid(x []float64, lo, hi, crest int) int {
+	m, s := 0.0, 0.0
+	for i := lo; i < hi; i++ {
+		if x[i] > 0 {
+			m += float64(i) * x[i]
+			s += x[i]
+		}
+	}
+	if !(s > 0) {
+		return crest
+	}
+	return min(hi-1, max(lo, int(math.Round(m/s))))
 }
 
 // shape resamples x[lo:hi] to shapeLen points by linear interpolation.

@@ -77,10 +77,15 @@ type Options struct {
 	// which would otherwise set the trimming length and the background.
 	QuietFraction float64
 	// TrimQuantile corrects durations to this quantile of the run lengths
-	// instead of the shortest run (the paper, when 0), by linear
-	// resampling, so that shorter runs are stretched as longer ones are
-	// shrunk: the shortest of many runs is often shorter than the run
-	// alone, by the luck of its compute phases.
+	// (interpolated between the two nearest runs) instead of the shortest
+	// run (the paper, when 0), by linear resampling, so that shorter runs
+	// are stretched as longer ones are shrunk. The common length sets the
+	// signature's time scale: a burst at time t lands at t times the ratio
+	// of the common length to the run alone's. Slower nodes and contention
+	// only lengthen runs, so the run alone is near the shortest; but the
+	// shortest of many runs is often shorter than the run alone, by the
+	// luck of its compute phases. The default, 0.05, is halfway between
+	// the two shortest of 11 runs.
 	TrimQuantile float64
 	// MinCrest keeps as candidate bursts only the waves whose crest
 	// reaches the threshold the troughs are cut at (the mean crest
@@ -117,6 +122,11 @@ type Options struct {
 	// used when it is 0): contention only delays bursts, so the earlier
 	// members are closer to the run alone.
 	AlignQuantile float64
+	// Centroid places each candidate burst at the centre of mass of its
+	// rates (before the transform) instead of the crest of the smoothed
+	// wave, for clustering and alignment: a long burst's smoothed crest
+	// falls anywhere on its plateau, from one run to the next.
+	Centroid bool
 	// Passes repeats the grid sweep on the points no cluster took, up to
 	// this many times (0 or 1: once, the paper), keeping new clusters
 	// that do not fall inside a burst already found: bursts that drift
@@ -142,10 +152,11 @@ func Default() Options {
 	o := Paper()
 	o.LOFThreshold = 1.5
 	o.QuietFraction = 0.3
-	o.TrimQuantile = 0.1
+	o.TrimQuantile = 0.05
 	o.MinCrest = true
 	o.XCorrAlign = true
 	o.AlignQuantile = 0.4
+	o.Centroid = true
 	o.Median = true
 	o.EdgeFraction = 0.1
 	o.Passes = 3

@@ -126,7 +126,7 @@ func preprocess(samples []Sample, o Options) (*prepared, error) {
 		slices.Sort(lens)
 		n := int(lens[0])
 		if o.TrimQuantile > 0 {
-			n = int(lens[int(o.TrimQuantile*float64(len(lens)-1))])
+			n = int(math.Round(quantile(lens, o.TrimQuantile)))
 		}
 		for i := range p.w {
 			if o.TrimQuantile > 0 {
