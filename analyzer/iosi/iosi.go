@@ -107,7 +107,9 @@ type Options struct {
 	// alignment, have an interquartile range wider than this many times
 	// the burst's width: the bursts of one application line up across
 	// runs, foreign bursts that a wide grid unit gathered do not (0: off,
-	// the paper and the default, as NoiseMADs).
+	// the paper and the default, as NoiseMADs). Use it with Centroid off:
+	// a foreign burst at a wave's foot moves the wave's centroid, which
+	// widens the spread (TestExtractSynthetic loses one burst of 10).
 	MaxSpread float64
 	// Median averages the aligned bursts by their median instead of their
 	// mean, so that a foreign burst in one run does not leak into the

@@ -146,8 +146,9 @@ func TestExtractErrors(t *testing.T) {
 
 // TestExtractSynthetic: on the benchmark's runs (a 2.5 GB/s burst of 24 s
 // every 300 s among foreign bursts and a background that varies from one
-// interval to the next), the default with NoiseMADs and MaxSpread finds
-// one signature burst per period, at the right height and volume; the
+// interval to the next), the default with NoiseMADs and MaxSpread (and
+// crests rather than centroids, see Options.MaxSpread) finds one
+// signature burst per period, at the right height and volume; the
 // paper's method takes the bumps of the background for bursts common to
 // the runs.
 func TestExtractSynthetic(t *testing.T) {
@@ -156,7 +157,7 @@ func TestExtractSynthetic(t *testing.T) {
 		t.Errorf("paper: %v, %d bursts; expected the background's bumps as bursts", err, len(sig.Bursts))
 	}
 	o := Default()
-	o.NoiseMADs, o.MaxSpread = 6, 1
+	o.NoiseMADs, o.MaxSpread, o.Centroid = 6, 1, false
 	{
 		sig, err := Extract(s, o)
 		if err != nil {
