@@ -633,6 +633,11 @@ func blockCells(step time.Duration) int { return max(1, int(blockSpan/step)) }
 // the step, and the columns of the OSTs that have any known cell, block
 // by block.
 func encodeChunk(start int64, step time.Duration, names []string, read, write [][]float64) ([]byte, error) {
+	return encodeChunkBlocks(start, step, names, read, write, blockCells(step))
+}
+
+// encodeChunkBlocks is encodeChunk with blocks of bc cells.
+func encodeChunkBlocks(start int64, step time.Duration, names []string, read, write [][]float64, bc int) ([]byte, error) {
 	cells := 0
 	var keep []int
 	for i := range names {
@@ -641,7 +646,6 @@ func encodeChunk(start int64, step time.Duration, names []string, read, write []
 			cells = len(read[i])
 		}
 	}
-	bc := blockCells(step)
 	nblocks := max(1, (cells+bc-1)/bc)
 	var h bytes.Buffer
 	h.WriteString(chunkMagic)
