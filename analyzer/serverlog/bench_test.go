@@ -292,3 +292,23 @@ func BenchmarkLMTRead(b *testing.B) {
 	b.ReportMetric(float64(64*17280*b.N)/b.Elapsed().Seconds(), "rows/s")
 	b.ReportMetric(float64(64*17280*b.N)/(cpuTime()-cpu).Seconds(), "rows/cpu-s")
 }
+
+// BenchmarkEncodeChunk compares the chunk writers on a day of 256 OSTs at
+// 5 s: version 1 (one frame) and version 2 (a frame per 15 minutes).
+func BenchmarkEncodeChunk(b *testing.B) {
+	day := centerDay(time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC), 256, 5*time.Second, 1)
+	for _, c := range []struct {
+		name string
+		enc  func(int64, time.Duration, []string, [][]float64, [][]float64) ([]byte, error)
+	}{{"v1", encodeChunkV1}, {"v2", encodeChunk}} {
+		b.Run(c.name, func(b *testing.B) {
+			cpu := cpuTime()
+			for i := 0; i < b.N; i++ {
+				if _, err := c.enc(day.Start.UnixNano(), day.Step, day.OSTs, day.Read, day.Write); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N), "cpu-ns/op")
+		})
+	}
+}
