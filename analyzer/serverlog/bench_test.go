@@ -61,7 +61,7 @@ func centerDay(day time.Time, osts int, step time.Duration, seed uint64) *Rates 
 // BenchmarkStoreDay measures the store on a day of 256 OSTs at 5 s (4.4
 // million OST samples): import from memory (encoding, compression,
 // syncing), the bytes per OST sample on disk, and reading the day back
-// whole and by hour.
+// whole (from a version 1 store too, for comparison) and by hour.
 func BenchmarkStoreDay(b *testing.B) {
 	day := centerDay(time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC), 256, 5*time.Second, 1)
 	samples := float64(day.Len() * len(day.OSTs))
@@ -83,6 +83,25 @@ func BenchmarkStoreDay(b *testing.B) {
 	if _, err := ImportFrom(context.Background(), dir, src, "day", ImportOptions{}); err != nil {
 		b.Fatal(err)
 	}
+	v1 := filepath.Join(b.TempDir(), "store")
+	src, _ = NewRatesSource(day)
+	if _, err := ImportFrom(context.Background(), v1, src, "day", ImportOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	downgradeStore(b, v1)
+	b.Run("read-day-v1", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			st, err := OpenStore(v1, Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := st.Window(time.Time{}, time.Time{}); err != nil {
+				b.Fatal(err)
+			}
+			st.Close()
+		}
+		b.ReportMetric(samples*float64(b.N)/b.Elapsed().Seconds(), "OST-samples/s")
+	})
 	b.Run("read-day", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			st, err := OpenStore(dir, Options{})
@@ -108,6 +127,45 @@ func BenchmarkStoreDay(b *testing.B) {
 		}
 		b.ReportMetric(samples*float64(b.N)/b.Elapsed().Seconds(), "OST-samples/s")
 	})
+}
+
+// BenchmarkStoreWindow measures what AID's advice reads: a 20-minute
+// window of 256 OSTs at 5 s (13:47:30 to 14:07:30, two blocks) from a
+// fresh Store on a day of a busy center, in a store of version 1 (one
+// frame per day, written by the old writer) and of version 2 (one frame
+// per 15 minutes) side by side, with each store's bytes per OST sample.
+func BenchmarkStoreWindow(b *testing.B) {
+	day := centerDay(time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC), 256, 5*time.Second, 1)
+	samples := float64(day.Len() * len(day.OSTs))
+	from := day.Start.Add(13*time.Hour + 47*time.Minute + 30*time.Second)
+	to := from.Add(20 * time.Minute)
+	for _, v := range []int{1, 2} {
+		dir := filepath.Join(b.TempDir(), "store")
+		src, _ := NewRatesSource(day)
+		if _, err := ImportFrom(context.Background(), dir, src, "day", ImportOptions{}); err != nil {
+			b.Fatal(err)
+		}
+		if v == 1 {
+			downgradeStore(b, dir)
+		}
+		b.Run(fmt.Sprintf("v%d", v), func(b *testing.B) {
+			b.ReportAllocs()
+			cpu := cpuTime()
+			for i := 0; i < b.N; i++ {
+				st, err := OpenStore(dir, Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				r, err := st.Window(from, to)
+				if err != nil || r.Len() != 240 {
+					b.Fatalf("%v, %d samples", err, r.Len())
+				}
+				st.Close()
+			}
+			b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(diskSize(dir))/samples, "bytes/OST-sample")
+		})
+	}
 }
 
 // BenchmarkStoreMonth is AID's scale: 30 days of 256 OSTs at 5 s (132.7
@@ -233,4 +291,24 @@ func BenchmarkLMTRead(b *testing.B) {
 	}
 	b.ReportMetric(float64(64*17280*b.N)/b.Elapsed().Seconds(), "rows/s")
 	b.ReportMetric(float64(64*17280*b.N)/(cpuTime()-cpu).Seconds(), "rows/cpu-s")
+}
+
+// BenchmarkEncodeChunk compares the chunk writers on a day of 256 OSTs at
+// 5 s: version 1 (one frame) and version 2 (a frame per 15 minutes).
+func BenchmarkEncodeChunk(b *testing.B) {
+	day := centerDay(time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC), 256, 5*time.Second, 1)
+	for _, c := range []struct {
+		name string
+		enc  func(int64, time.Duration, []string, [][]float64, [][]float64) ([]byte, error)
+	}{{"v1", encodeChunkV1}, {"v2", encodeChunk}} {
+		b.Run(c.name, func(b *testing.B) {
+			cpu := cpuTime()
+			for i := 0; i < b.N; i++ {
+				if _, err := c.enc(day.Start.UnixNano(), day.Step, day.OSTs, day.Read, day.Write); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N), "cpu-ns/op")
+		})
+	}
 }

@@ -381,13 +381,14 @@ func (w *storeWriter) importDay(src Source, name string, k0 int64, n int, from, 
 		sort.Slice(w.s.idx.Days, func(i, j int) bool { return w.s.idx.Days[i].StartNS < w.s.idx.Days[j].StartNS })
 	}
 	w.s.setComplete(day, complete)
+	w.s.idx.Version = storeVersion // the index may name a chunk older readers cannot read
 	if err := w.writeIndex(); err != nil {
 		return err
 	}
 	if oldFile != "" {
 		os.Remove(filepath.Join(w.dir, daysDir, oldFile))
 	}
-	w.s.cache = nil
+	w.s.dropCache()
 	return nil
 }
 

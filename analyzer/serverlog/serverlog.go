@@ -11,7 +11,7 @@
 // which find a log's format from its content. CreateLMT and WriteSacct
 // write what the readers read, for simulators and tests. Import and
 // ImportFrom keep months of logs in a local store (OpenStore) read back by
-// day at the speed of decompression. ReadJobStats gives the per-job bytes
+// time window, decompressing only the quarter hours a window overlaps. ReadJobStats gives the per-job bytes
 // of Lustre's job_stats.
 //
 // The grid is aligned to whole multiples of the step since the Unix

@@ -2,10 +2,12 @@ package serverlog
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -228,6 +230,20 @@ func TestStoreCorrupt(t *testing.T) {
 			t.Errorf("chunk cut at %d bytes: %v", cut, err)
 		}
 	}
+	// A block table entry that claims more decompressed bytes than the
+	// block's cells can hold.
+	h, _, err := parseChunkHeader(b, int64(len(b)), map[string]int{"fs-OST0000": 0, "fs-OST0001": 1, "fs-OST0002": 2, "fs-OST0003": 3}, 4, int64(5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := int(h.blocks[0].off) - len(h.blocks)*blockEntrySize + 20
+	cut := slices.Clone(b)
+	binary.LittleEndian.PutUint32(cut[at:], 1<<30)
+	os.WriteFile(chunk, cut, 0o644)
+	st, _ := OpenStore(dir, Options{})
+	if _, err := st.Window(time.Time{}, time.Time{}); err == nil || !strings.Contains(err.Error(), chunk) || !strings.Contains(err.Error(), "bytes of columns") {
+		t.Errorf("block of 1 GiB: %v", err)
+	}
 	os.WriteFile(filepath.Join(dir, indexName), []byte(`{"version": 7}`), 0o644)
 	if _, err := OpenStore(dir, Options{}); err == nil || !strings.Contains(err.Error(), "store version 7") {
 		t.Errorf("index of another version: %v", err)
@@ -298,24 +314,35 @@ func TestImportFrom(t *testing.T) {
 	}
 }
 
-// FuzzDecodeChunk proves that no damaged chunk makes the store panic or
-// allocate what its header claims without the data to back it.
+// FuzzDecodeChunk proves that no damaged chunk of either version makes
+// the store panic or allocate what its header or block table claims
+// without the data to back it, and that what decodes has the cells the
+// header says.
 func FuzzDecodeChunk(f *testing.F) {
-	k0, n := dayCells(1_700_000_000e9, int64(time.Hour))
-	day := synthRates(2, n, time.Unix(0, k0*int64(time.Hour)), time.Hour)
+	// A day of hourly cells in blocks of 5 (the last of 4) keeps the
+	// inputs small enough to mutate fast.
+	const step = time.Hour
+	k0, n := dayCells(1_700_000_000e9, int64(step))
+	day := synthRates(2, n, time.Unix(0, k0*int64(step)), step)
 	day.Write[1][7] = math.NaN()
-	good, err := encodeChunk(day.Start.UnixNano(), day.Step, day.OSTs, day.Read, day.Write)
-	if err != nil {
-		f.Fatal(err)
-	}
 	pos := map[string]int{day.OSTs[0]: 0, day.OSTs[1]: 1}
-	if _, err := decodeChunk(good, pos, 2, int64(time.Hour)); err != nil {
-		f.Fatal(err)
+	v2 := func(start int64, step time.Duration, names []string, read, write [][]float64) ([]byte, error) {
+		return encodeChunkBlocks(start, step, names, read, write, 5)
 	}
-	f.Add(good)
-	f.Add(good[:40])
+	for _, enc := range []func(int64, time.Duration, []string, [][]float64, [][]float64) ([]byte, error){v2, encodeChunkV1} {
+		good, err := enc(day.Start.UnixNano(), day.Step, day.OSTs, day.Read, day.Write)
+		if err != nil {
+			f.Fatal(err)
+		}
+		if _, err := decodeChunk(good, pos, 2, int64(step)); err != nil {
+			f.Fatal(err)
+		}
+		f.Add(good)
+		f.Add(good[:40])
+		f.Add(good[:len(good)/2])
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		dd, err := decodeChunk(b, pos, 2, int64(time.Hour))
+		dd, err := decodeChunk(b, pos, 2, int64(step))
 		if err != nil {
 			return
 		}
