@@ -50,7 +50,19 @@ func dist(a, b []float64) float64 {
 // the point itself included (scikit-learn's min_samples). It costs
 // O(n²) time and O(n) memory beyond the input.
 func Compute(points [][]float64, minPts int) (*Graph, error) {
+	return ComputeResolution(points, minPts, 0)
+}
+
+// ComputeResolution is Compute with distances below res counted as res:
+// points closer than the resolution of their measurement are equally
+// close. Without it, a group of nearly identical points (the bursts of
+// one application) has reachabilities that differ by rounding noise, in
+// ratios that ξ reads as steep, and falls apart into many small clusters.
+func ComputeResolution(points [][]float64, minPts int, res float64) (*Graph, error) {
 	n := len(points)
+	if res < 0 || math.IsNaN(res) || math.IsInf(res, 0) {
+		return nil, errors.New("optics: resolution must be finite and not negative")
+	}
 	if minPts < 2 {
 		return nil, errors.New("optics: minPts must be at least 2")
 	}
@@ -75,6 +87,9 @@ func Compute(points [][]float64, minPts int) (*Graph, error) {
 		}
 		for j := range points {
 			d[j] = dist(points[i], points[j])
+			if j != i {
+				d[j] = max(d[j], res)
+			}
 		}
 		// The minPts-th smallest distance, the point's own 0 included.
 		g.Core[i] = round15(kth(d, minPts-1))
@@ -98,7 +113,7 @@ func Compute(points [][]float64, minPts int) (*Graph, error) {
 			if processed[j] {
 				continue
 			}
-			r := round15(max(dist(points[p], points[j]), g.Core[p]))
+			r := round15(max(dist(points[p], points[j]), g.Core[p], res))
 			if r < g.Reach[j] {
 				g.Reach[j] = r
 				g.Predecessor[j] = p

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"testing"
@@ -119,6 +120,37 @@ func TestErrors(t *testing.T) {
 	g, _ := Compute([][]float64{{0, 0}, {1, 1}}, 2)
 	if _, _, err := Xi(g, 2, 1.5, 0); err == nil {
 		t.Error("xi 1.5: no error")
+	}
+}
+
+// TestResolution proves that a resolution keeps a group of nearly equal
+// points one cluster where plain OPTICS splits it on rounding noise.
+func TestResolution(t *testing.T) {
+	var pts [][]float64
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 40 {
+		pts = append(pts, []float64{10.3 + 1e-3*rng.NormFloat64(), 12.08 + 1e-3*rng.NormFloat64()})
+	}
+	for i := range 20 {
+		pts = append(pts, []float64{9 + 0.2*float64(i%5), 10 + 0.3*float64(i/5)})
+	}
+	count := func(res float64) int {
+		g, err := ComputeResolution(pts, 5, res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lab, _, _ := Xi(g, 5, 0.05, 0)
+		seen := map[int]bool{}
+		for _, l := range lab[:40] {
+			seen[l] = true
+		}
+		return len(seen)
+	}
+	if n := count(0.02); n != 1 {
+		t.Errorf("with a resolution of 0.02 the tight group has %d labels, want 1", n)
+	}
+	if n := count(0); n < 2 {
+		t.Errorf("without a resolution the tight group has %d labels; the test no longer shows the need", n)
 	}
 }
 
