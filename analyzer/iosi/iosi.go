@@ -1,0 +1,187 @@
+// Package iosi extracts an application's I/O signature from server-side
+// throughput logs, as IOSI does (Liu et al., "Automatic Identification of
+// Application I/O Signatures from Noisy Server-Side Traces", FAST 2014):
+// every run of the application (same user, job name and node count) cuts
+// a sample out of the file system's aggregate throughput; the samples are
+// cleaned (outliers, granularity, duration, background), each is smoothed
+// by a discrete Meyer wavelet transform to find its bursts, the bursts
+// most runs share are found by an adapted CLIQUE clustering, and the
+// aligned bursts are averaged into the signature. ExtractDTW is the
+// paper's baseline, progressive pairwise dynamic time warping over the
+// same cleaned samples.
+//
+// Paper gives the paper's method with its defaults; Default adds the
+// changes the evaluation on the center simulator showed to help (see
+// README.md for each one and the figures).
+package iosi
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Sample is one run's cut of the aggregate log: the file system's write
+// and read rates (bytes per second, summed over OSTs) in consecutive log
+// intervals from the run's start. NaN marks a gap of the log.
+type Sample struct {
+	JobID string
+	Start time.Time
+	StepS float64
+	Write []float64
+	Read  []float64
+}
+
+// Options select the steps and their parameters.
+type Options struct {
+	// LOF leaves out runs whose (run time, I/O volume) point has a local
+	// outlier factor above LOFThreshold (0: the mean factor of the set,
+	// the paper's rule), with LOFNeighbors neighbours (0: min(20, n-1),
+	// scikit-learn's default). Both coordinates are divided by their
+	// median first, so that seconds and bytes weigh alike.
+	LOF          bool
+	LOFNeighbors int
+	LOFThreshold float64
+	// Refine is the number of points per log interval after granularity
+	// refinement by linear interpolation: 2 halves the interval (the
+	// paper), 1 leaves the samples alone.
+	Refine int
+	// Trim shortens every sample to the shortest by dropping points at
+	// regular intervals (duration correction).
+	Trim bool
+	// Background subtracts the mean of the points below the overall mean
+	// from every point, per direction, clipping at zero.
+	Background bool
+	// Level is the discrete Meyer decomposition level whose approximation
+	// the bursts are found in (the paper: 2).
+	Level int
+	// Gamma and Kappa are CLIQUE's dense-unit and dense-neighbourhood
+	// fractions of the sample count (the paper: 0.5 and 0.9).
+	Gamma, Kappa float64
+	// Widths and Heights are the number of unit widths (from the mean
+	// burst duration to the mean distance between bursts) and unit
+	// heights (from HeightMin to HeightMax) the grid sweep tries.
+	Widths, Heights      int
+	HeightMin, HeightMax float64
+
+	// The improvements (all off in Paper):
+
+	// QuietFraction leaves out, before anything else, runs whose volume
+	// above their own quiet level (the 25th percentile of their rates) is
+	// below this fraction of the median run's: runs that did no I/O,
+	// which would otherwise set the trimming length and the background.
+	QuietFraction float64
+	// TrimQuantile corrects durations to this quantile of the run lengths
+	// instead of the shortest run (the paper, when 0), by linear
+	// resampling, so that shorter runs are stretched as longer ones are
+	// shrunk: the shortest of many runs is often shorter than the run
+	// alone, by the luck of its compute phases.
+	TrimQuantile float64
+	// MinCrest keeps as candidate bursts only the waves whose crest
+	// reaches the threshold the troughs are cut at (the mean crest
+	// height); the paper keeps every wave between two low troughs.
+	MinCrest bool
+	// XCorrAlign refines each clustered burst's place by cross-correlating
+	// it with the cluster's median burst, within half the burst's width,
+	// instead of aligning on the crest of the smoothed wave alone.
+	XCorrAlign bool
+	// Median averages the aligned bursts by their median instead of their
+	// mean, so that a foreign burst in one run does not leak into the
+	// signature.
+	Median bool
+	// EdgeFraction trims each signature burst's edges where its rate is
+	// below this fraction of its peak (0: the burst spans trough to
+	// trough as the wave transform cut it).
+	EdgeFraction float64
+	// AlignQuantile places each common burst at this quantile of its
+	// members' (refined) crest times instead of their mean (the paper's,
+	// used when it is 0): contention only delays bursts, so the earlier
+	// members are closer to the run alone.
+	AlignQuantile float64
+	// Passes repeats the grid sweep on the points no cluster took, up to
+	// this many times (0 or 1: once, the paper), keeping new clusters
+	// that do not fall inside a burst already found: bursts that drift
+	// more than others are found at a wider unit.
+	Passes int
+	// MinSupport drops clusters with points from fewer than this fraction
+	// of the samples after voting (0: any cluster CLIQUE reports).
+	MinSupport float64
+}
+
+// Paper returns the paper's method with the paper's defaults.
+func Paper() Options {
+	return Options{LOF: true, Refine: 2, Trim: true, Background: true, Level: 2,
+		Gamma: 0.5, Kappa: 0.9, Widths: 4, Heights: 4, HeightMin: 0.05, HeightMax: 0.25}
+}
+
+// Default returns the paper's method with the improvements that the
+// evaluation on the center simulator showed to help.
+func Default() Options {
+	o := Paper()
+	o.LOFThreshold = 1.5
+	o.QuietFraction = 0.3
+	o.TrimQuantile = 0.1
+	o.MinCrest = true
+	o.XCorrAlign = true
+	o.AlignQuantile = 0.4
+	o.Median = true
+	o.EdgeFraction = 0.1
+	o.Passes = 3
+	o.MinSupport = 0.5
+	return o
+}
+
+func (o Options) validate() error {
+	switch {
+	case o.Refine < 1 || o.Refine > 16:
+		return fmt.Errorf("refinement %d points per interval, want 1 to 16", o.Refine)
+	case o.Level < 1 || o.Level > 8:
+		return fmt.Errorf("wavelet level %d, want 1 to 8", o.Level)
+	case !(o.Gamma > 0 && o.Gamma <= 1) || !(o.Kappa > 0 && o.Kappa <= 1):
+		return fmt.Errorf("gamma %g and kappa %g must be in (0, 1]", o.Gamma, o.Kappa)
+	case o.Widths < 1 || o.Heights < 1 || !(o.HeightMin > 0) || o.HeightMax < o.HeightMin:
+		return fmt.Errorf("grid sweep %d×%d heights %g..%g", o.Widths, o.Heights, o.HeightMin, o.HeightMax)
+	case o.LOFNeighbors < 0 || o.LOFThreshold < 0 || o.QuietFraction < 0 || o.EdgeFraction < 0 || o.EdgeFraction >= 1 || o.MinSupport < 0 || o.MinSupport > 1:
+		return errors.New("negative or out-of-range option")
+	}
+	return nil
+}
+
+// Signature is an application's extracted I/O signature: write and read
+// rates from the run's start on a grid of StepS, and its bursts.
+type Signature struct {
+	Method    string
+	RunsFound int // samples given
+	RunsUsed  int // samples left after outliers and quiet runs
+	StepS     float64
+	Write     []float64
+	Read      []float64
+	Bursts    []Burst
+	// Dropped says why samples were left out, by job id.
+	Dropped map[string]string
+}
+
+// Burst is one burst of a signature, times from the run's start.
+type Burst struct {
+	StartS        float64 `json:"start_s"`
+	EndS          float64 `json:"end_s"`
+	WriteBytes    float64 `json:"write_bytes"`
+	ReadBytes     float64 `json:"read_bytes"`
+	PeakBytesPerS float64 `json:"peak_bytes_per_s"`
+}
+
+// Volume is the bytes the signature writes and reads.
+func (s *Signature) Volume() (write, read float64) {
+	for i := range s.Write {
+		write += s.Write[i] * s.StepS
+		read += s.Read[i] * s.StepS
+	}
+	return write, read
+}
+
+// DurationS is the signature's length in seconds.
+func (s *Signature) DurationS() float64 { return float64(len(s.Write)) * s.StepS }
+
+// MinRuns is the fewest samples a signature is extracted from: with fewer
+// the common bursts cannot be told from noise (the paper uses 5 to 10).
+const MinRuns = 2
