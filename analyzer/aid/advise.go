@@ -109,6 +109,12 @@ type Advisor struct {
 	// Windows and Window shape the IOLT (4 windows of 5 minutes).
 	Windows int
 	Window  time.Duration
+	// AllOSTs scores the application on the mean of every OST instead of
+	// its footprint's least-loaded ones: for file systems whose allocator
+	// places files without regard to load (Lustre's round-robin from a
+	// random start, and the center simulator), where the OSTs a job will
+	// get are any κ of them.
+	AllOSTs bool
 }
 
 // NewAdvisor returns an advisor with the paper's settings.
@@ -172,6 +178,12 @@ func (a *Advisor) Advise(req Request) (Advice, error) {
 	for _, o := range order[:kappa] {
 		mean += scores[o] / float64(kappa)
 		names = append(names, t.OSTs[o])
+	}
+	if a.AllOSTs {
+		mean = 0
+		for _, s := range scores {
+			mean += s / float64(n)
+		}
 	}
 	L := a.Threshold(&app.Pattern)
 	adv := Advice{Score: round3(mean), Threshold: round3(L), OSTFootprint: kappa, OSTs: names, Adjusted: adjusted}

@@ -231,8 +231,9 @@ func classifyApp(key appKey, runs []Run, bursts []Burst, stepNS int64, o Options
 	match := func(b Burst) bool { return dist2(point(b), centre) <= radius }
 	for _, p := range bestPeriodic {
 		w := int64(o.ScopeIntervals * p.interval * 1e9)
-		before := countMatching(bursts, p.run.StartNS-w, p.run.StartNS, match)
-		after := countMatching(bursts, p.run.EndNS, p.run.EndNS+w, match)
+		first, last := bursts[p.bursts[0]].StartNS, bursts[p.bursts[len(p.bursts)-1]].StartNS
+		before := countMatching(bursts, p.run.StartNS-w, p.run.StartNS, match, first, p.interval)
+		after := countMatching(bursts, p.run.EndNS, p.run.EndNS+w, match, last, p.interval)
 		// Two bursts of the pattern within the intervals looked at, on
 		// either side, and the run is not what makes the pattern.
 		if lim := max(2, int(math.Ceil(0.4*o.ScopeIntervals))); before >= lim || after >= lim {
@@ -352,11 +353,16 @@ func periodic(bursts []Burst, times []int, r Run) (bool, float64) {
 	return float64(reg) >= 0.6*float64(len(gaps)) && span >= 0.5*runS, med
 }
 
-func countMatching(bursts []Burst, from, to int64, match func(Burst) bool) int {
+// countMatching counts the bursts in [from, to) that look like the
+// pattern's and fall in its rhythm: a whole number of intervals from ref,
+// give or take a fifth of one. A pattern that goes on beyond a run keeps
+// its phase; unrelated bursts of the same size seldom do.
+func countMatching(bursts []Burst, from, to int64, match func(Burst) bool, ref int64, intervalS float64) int {
 	i := sort.Search(len(bursts), func(i int) bool { return bursts[i].StartNS >= from })
 	n := 0
 	for ; i < len(bursts) && bursts[i].StartNS < to; i++ {
-		if match(bursts[i]) {
+		d := math.Abs(float64(bursts[i].StartNS-ref)/1e9) / intervalS
+		if math.Abs(d-math.Round(d)) <= 0.2 && match(bursts[i]) {
 			n++
 		}
 	}

@@ -250,6 +250,9 @@ func (kb *KB) commit(gen int64, st *State, k *Knowledge, now time.Time) error {
 	if err := syncDir(filepath.Join(kb.Dir, aggDir)); err != nil {
 		return err
 	}
+	if beforeManifest != nil {
+		beforeManifest()
+	}
 	mb, _ := json.MarshalIndent(m, "", " ")
 	if err := replaceFile(filepath.Join(kb.Dir, manifestName), mb); err != nil {
 		return err
@@ -260,6 +263,10 @@ func (kb *KB) commit(gen int64, st *State, k *Knowledge, now time.Time) error {
 	kb.Manifest, kb.apps = m, k
 	return kb.removeUnnamed(st)
 }
+
+// beforeManifest, when set (by tests), runs when the new generation's
+// files are on disk and the manifest still names the old ones.
+var beforeManifest func()
 
 // removeUnnamed deletes the files of other generations.
 func (kb *KB) removeUnnamed(st *State) error {

@@ -349,9 +349,6 @@ func (l *learner) detectDay(p *dayWork, final bool) error {
 	}
 	smooth := func(x []float64) []float64 { return gaussian(x, l.opts.Sigma) }
 	if l.opts.Detector == "wavelet" {
-		if waveletSmooth == nil {
-			return fmt.Errorf("the wavelet detector is not built in")
-		}
 		smooth = waveletSmooth
 	}
 	bursts := detect(s, p.day.UnixNano(), p.day.AddDate(0, 0, 1).UnixNano(), l.opts, smooth)
@@ -363,10 +360,6 @@ func (l *learner) detectDay(p *dayWork, final bool) error {
 	l.st.Days[i].Final = final
 	return nil
 }
-
-// waveletSmooth is the wavelet detector's low-pass, set when IOSI's
-// wavelet package is built in.
-var waveletSmooth func([]float64) []float64
 
 // footprint measures a burst on the per-OST log: per OST the bytes of
 // the burst above the OST's own level around it (the median of as many

@@ -20,6 +20,9 @@ type SimAdvisor struct {
 	A *Advisor
 	// Asked counts the questions, Run the "run" answers.
 	Asked, Run int
+	// Scores holds the last score and threshold given for each
+	// application at each time asked ("USER/NAME/NODES@RFC3339Nano").
+	Scores map[string][2]float64
 }
 
 // Advise implements centersim.Advisor.
@@ -33,6 +36,10 @@ func (s *SimAdvisor) Advise(req centersim.AdviceRequest) (centersim.Advice, erro
 		return centersim.Advice{}, err
 	}
 	s.Asked++
+	if s.Scores == nil {
+		s.Scores = map[string][2]float64{}
+	}
+	s.Scores[req.App.String()+"@"+req.At.UTC().Format(time.RFC3339Nano)] = [2]float64{adv.Score, adv.Threshold}
 	if adv.Advice == "run" {
 		s.Run++
 	}

@@ -116,10 +116,11 @@ func ReadMeasurements(r io.Reader, name string) (*Measurements, error) {
 		if err == io.EOF {
 			break
 		}
-		ln, _ := cr.FieldPos(0)
 		if err != nil {
-			return nil, fmt.Errorf("%s:%d: %v", name, ln, err)
+			// A csv.ParseError names its line.
+			return nil, fmt.Errorf("%s: %v", name, err)
 		}
+		ln, _ := cr.FieldPos(0)
 		if len(rec) != len(hdr) {
 			return nil, fmt.Errorf("%s:%d: %d fields, the header has %d", name, ln, len(rec), len(hdr))
 		}

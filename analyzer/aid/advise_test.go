@@ -1,0 +1,79 @@
+package aid
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"iopred/analyzer/serverlog"
+)
+
+func ratesOf(osts int, start time.Time, n int, rate func(o, t int) float64) *serverlog.Rates {
+	r := &serverlog.Rates{Start: start, Step: 5 * time.Second, Read: make([][]float64, osts), Write: make([][]float64, osts)}
+	for o := range osts {
+		r.OSTs = append(r.OSTs, "fs-OST"+string(rune('a'+o)))
+		r.Read[o], r.Write[o] = make([]float64, n), make([]float64, n)
+		for t := range n {
+			r.Write[o][t] = rate(o, t)
+		}
+	}
+	return r
+}
+
+// TestIOLT proves the load table's shares: an OST busy at 100 MB/s half
+// of every window has half its time in band 3, the rest in band 0.
+func TestIOLT(t *testing.T) {
+	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	r := ratesOf(2, start, 720, func(o, t int) float64 {
+		if o == 1 && t%2 == 0 {
+			return 100e6
+		}
+		return 1e6
+	})
+	src, _ := serverlog.NewRatesSource(r)
+	io, err := BuildIOLT(src, start.Add(time.Hour), 30e6, 14, 4, 5*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if io.F[0][0] != 1 || math.Abs(io.F[1][0]-0.5) > 1e-9 || math.Abs(io.F[1][3]-0.5) > 1e-9 {
+		t.Errorf("shares %v and %v", io.F[0], io.F[1])
+	}
+}
+
+// TestAdvise proves the decision: an unknown application runs with the
+// reason; a known one runs on idle OSTs and is delayed when every OST is
+// saturated; a newborn I/O-intensive job raises the score (α).
+func TestAdvise(t *testing.T) {
+	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	k := &Knowledge{Apps: []AppInfo{{User: "ana", Name: "ckpt", Nodes: 64, Class: ClassIOIntensive,
+		RunS: 7200, Pattern: Pattern{OSTFootprint: 2, Throughput: 760e6, IntervalS: 300, BurstS: 150}}}}
+	a := NewAdvisor(k, nil)
+	adv, _ := a.Advise(Request{App: serverlog.App{User: "bob", Name: "x", Nodes: 1}, At: start})
+	if adv.Advice != "run" || !strings.Contains(adv.Reason, "nothing is known") {
+		t.Errorf("unknown application: %+v", adv)
+	}
+	app := serverlog.App{User: "ana", Name: "ckpt", Nodes: 64}
+	for _, c := range []struct {
+		name string
+		rate float64
+		want string
+	}{{"idle", 1e6, "run"}, {"saturated", 420e6, "delay"}} {
+		src, _ := serverlog.NewRatesSource(ratesOf(4, start, 720, func(o, t int) float64 { return c.rate }))
+		adv, err := a.Advise(Request{App: app, At: start.Add(time.Hour), Log: src})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if adv.Advice != c.want || adv.OSTFootprint != 2 || len(adv.OSTs) != 2 {
+			t.Errorf("%s: %+v, want %s on 2 OSTs", c.name, adv, c.want)
+		}
+	}
+	src, _ := serverlog.NewRatesSource(ratesOf(4, start, 720, func(o, t int) float64 { return 1e6 }))
+	at := start.Add(time.Hour)
+	quiet, _ := a.Advise(Request{App: app, At: at, Log: src})
+	busy, _ := a.Advise(Request{App: app, At: at, Log: src, Running: []Running{
+		{App: app, Start: at.Add(-2 * time.Minute)}, {App: app, Start: at.Add(-3 * time.Minute)}}})
+	if busy.Adjusted != 2 || !(busy.Score > quiet.Score) {
+		t.Errorf("two newborn runs: score %v (adjusted %d), without them %v", busy.Score, busy.Adjusted, quiet.Score)
+	}
+}
