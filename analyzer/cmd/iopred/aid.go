@@ -471,6 +471,8 @@ func aidReplay(args []string, stdout, stderr io.Writer) error {
 	weights := fs.String("weights", "", "weights `file` (default: the shipped ones)")
 	slow := fs.Float64("slowdown", 1.5, "acceptable I/O slowdown factor")
 	maxDelay := fs.Float64("max-delay", 0, "longest hold in `seconds` (default: the scenario's)")
+	allOSTs := fs.Bool("all-osts", false, "score on the mean of every OST, not the footprint's least-loaded ones (the simulator places files without regard to load)")
+	csvOut := fs.String("csv", "", "write every I/O-intensive job of both replays to this CSV `file` (mode, application, submit, start, advice, score, threshold, I/O slowdown)")
 	pos, err := parseFlagsAnywhere(fs, args)
 	if err != nil {
 		return err
@@ -505,9 +507,11 @@ func aidReplay(args []string, stdout, stderr io.Writer) error {
 		st   aid.ReplayStats
 	}
 	var res []out
+	var csv strings.Builder
+	csv.WriteString("mode,app,submit,start,advice,score,threshold,held,io_slowdown\n")
 	for _, follow := range []bool{false, true} {
 		adv := aid.NewAdvisor(k, w)
-		adv.Slowdown = *slow
+		adv.Slowdown, adv.AllOSTs = *slow, *allOSTs
 		sa := &aid.SimAdvisor{A: adv}
 		r, err := centersim.Run(s, centersim.Options{Seed: *seed, Advisor: sa, FollowAdvice: follow})
 		if err != nil {
@@ -519,7 +523,20 @@ func aidReplay(args []string, stdout, stderr io.Writer) error {
 		if follow {
 			name = "with advice"
 		}
+		for _, j := range r.Jobs {
+			if j.Foreign || !j.Started() || j.Class != centersim.ClassIOIntensive || j.IOAloneS <= 0 {
+				continue
+			}
+			sc := sa.Scores[j.App().String()+"@"+j.Start.UTC().Format(time.RFC3339Nano)]
+			fmt.Fprintf(&csv, "%s,%s,%s,%s,%s,%.4f,%.4f,%d,%.4f\n", strings.ReplaceAll(name, " ", "-"), j.App(), j.Submit.UTC().Format(time.RFC3339),
+				j.Start.UTC().Format(time.RFC3339), j.Advice, sc[0], sc[1], j.Held, j.Slowdown())
+		}
 		res = append(res, out{name, st})
+	}
+	if *csvOut != "" {
+		if err := os.WriteFile(*csvOut, []byte(csv.String()), 0o644); err != nil {
+			return err
+		}
 	}
 	a, b := res[0].st, res[1].st
 	fmt.Fprintf(stdout, "scenario %s, seed %d: %d jobs, %d runs of I/O-intensive applications\n\n", s.Name, *seed, a.Jobs, a.IOJobs)
