@@ -147,9 +147,14 @@ func (c *CheckResult) Write(w io.Writer) {
 
 // ReplayStats sums up one replay of a job queue.
 type ReplayStats struct {
-	Jobs, IOJobs         int
-	MeanSlowdown, Worst  float64 // I/O-intensive jobs' I/O slowdown
-	MakespanS, MeanWaitS float64
+	Jobs, IOJobs        int
+	MeanSlowdown, Worst float64 // I/O-intensive jobs' I/O slowdown
+	// MakespanS is from the first submission of the listed applications'
+	// jobs (the queue replayed) to the end of the last; Unfinished counts
+	// those still running or waiting when the simulation ended.
+	MakespanS  float64
+	Unfinished int
+	MeanWaitS  float64 // over every job that started
 	// On "run" and on "delay": the I/O-intensive jobs started on each
 	// answer (with advice followed, "delay" means held until MaxDelayS).
 	RunJobs, DelayJobs         int
@@ -161,18 +166,25 @@ type ReplayStats struct {
 func Summarize(res *centersim.Result, start time.Time) ReplayStats {
 	var st ReplayStats
 	var sl, rs, ds []float64
-	end := start
+	var first, last time.Time
 	waits := 0.0
 	for _, j := range res.Jobs {
+		if !j.Foreign {
+			if first.IsZero() || j.Submit.Before(first) {
+				first = j.Submit
+			}
+			if j.End.IsZero() {
+				st.Unfinished++
+			} else if j.End.After(last) {
+				last = j.End
+			}
+		}
 		if !j.Started() {
 			continue
 		}
 		st.Jobs++
 		waits += j.WaitS()
-		if j.End.After(end) {
-			end = j.End
-		}
-		if j.Class == centersim.ClassIOIntensive && !j.Foreign && j.WithIO && j.IOAloneS > 0 {
+		if j.Class == centersim.ClassIOIntensive && !j.Foreign && j.WithIO && j.IOAloneS > 0 && !j.End.IsZero() {
 			s := j.Slowdown()
 			sl = append(sl, s)
 			switch j.Advice {
@@ -190,11 +202,28 @@ func Summarize(res *centersim.Result, start time.Time) ReplayStats {
 	}
 	st.RunJobs, st.DelayJobs = len(rs), len(ds)
 	st.RunSlowdown, st.DelaySlowdown = mean(rs), mean(ds)
-	st.MakespanS = end.Sub(start).Seconds()
+	if !last.IsZero() {
+		st.MakespanS = last.Sub(first).Seconds()
+	}
 	if st.Jobs > 0 {
 		st.MeanWaitS = waits / float64(st.Jobs)
 	}
 	return st
+}
+
+// ReplayQueue prepares a scenario for a replay: the listed applications'
+// runs (the queue replayed) are submitted until a day before the end, so
+// that the queue drains before the simulation stops and its makespan is
+// measured.
+func ReplayQueue(s *centersim.Scenario) {
+	if s.Days < 2 {
+		return
+	}
+	for i := range s.Apps {
+		if s.Apps[i].ToDay == 0 && len(s.Apps[i].SubmitS) == 0 && s.Apps[i].Within == "" {
+			s.Apps[i].ToDay = s.Days - 1
+		}
+	}
 }
 
 // Trial is one training job's dispatch: the IOLT's band shares averaged
