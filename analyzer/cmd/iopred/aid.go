@@ -111,6 +111,9 @@ func aidLearn(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if opts.TZ == nil {
+		opts.TZ = time.Local
+	}
 	in := aid.LearnInput{Options: o}
 	for _, p := range []struct {
 		v string
@@ -121,9 +124,6 @@ func aidLearn(args []string, stdout, stderr io.Writer) error {
 				return err
 			}
 		}
-	}
-	if opts.TZ == nil {
-		opts.TZ = time.Local
 	}
 	spec, err := f.Spec()
 	if err != nil {

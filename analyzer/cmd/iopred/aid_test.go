@@ -29,8 +29,11 @@ func TestAIDCommands(t *testing.T) {
 		"--store", filepath.Join(sim, "store"), "--out", sim, "-q")
 	kb := filepath.Join(dir, "kb")
 	learnArgs := []string{"aid", "learn", "--lmt", filepath.Join(sim, "lmt.sqlite3"), "--jobs", filepath.Join(sim, "sacct.txt"), "--tz", "UTC", "--kb", kb}
+	// The first half day, then the rest: an increment without --tz.
+	run(0, "aid", "learn", "--lmt", filepath.Join(sim, "lmt.sqlite3"), "--jobs", filepath.Join(sim, "sacct.txt"), "--kb", kb,
+		"--to", "2024-01-01T12:00:00Z", "-q")
 	out := run(0, learnArgs...)
-	if !strings.Contains(out, "generation 1") || !strings.Contains(out, "I/O-intensive") {
+	if !strings.Contains(out, "generation 2") || !strings.Contains(out, "I/O-intensive") {
 		t.Errorf("learn said:\n%s", out)
 	}
 	if out := run(0, learnArgs...); !strings.Contains(out, "unchanged") {
