@@ -86,6 +86,9 @@ type Request struct {
 	At      time.Time
 	Log     serverlog.Source
 	Running []Running
+	// Held is how long the job has been held by earlier "delay"s, and
+	// MaxHold the longest the scheduler will hold it (zero: no limit).
+	Held, MaxHold time.Duration
 }
 
 // Advice is the advisor's answer, in the JSON form of `iopred aid advise`.
@@ -115,6 +118,12 @@ type Advisor struct {
 	// random start, and the center simulator), where the OSTs a job will
 	// get are any κ of them.
 	AllOSTs bool
+	// PaperAlpha limits α to the paper's: jobs born or dying within the
+	// table's span, moved by their whole duty cycle.
+	PaperAlpha bool
+	// HoldRelax widens the threshold's allowance (L − 1) for a held job,
+	// by this factor at the hold limit, in proportion to the time held.
+	HoldRelax float64
 }
 
 // NewAdvisor returns an advisor with the paper's settings.
@@ -186,6 +195,13 @@ func (a *Advisor) Advise(req Request) (Advice, error) {
 		}
 	}
 	L := a.Threshold(&app.Pattern)
+	if req.MaxHold > 0 && req.Held > 0 && a.HoldRelax > 0 {
+		// A held job has paid its wait already, and at the hold limit it
+		// starts whatever the load: the slowdown it accepts grows with
+		// the time held, so that it starts at the quietest moment of its
+		// hold instead of at its end.
+		L = 1 + (L-1)*(1+a.HoldRelax*min(1, req.Held.Seconds()/req.MaxHold.Seconds()))
+	}
 	adv := Advice{Score: round3(mean), Threshold: round3(L), OSTFootprint: kappa, OSTs: names, Adjusted: adjusted}
 	if mean < L {
 		adv.Advice = "run"
@@ -216,6 +232,12 @@ func (a *Advisor) alpha(t *IOLT, req Request) ([][]float64, int) {
 		}
 		return s
 	}
+	// The candidate's run is the horizon the score predicts: its median
+	// run time, or the IOLT's span for an application that knows none.
+	horizon := span
+	if cand := a.K.Find(req.App.User, req.App.Name, req.App.Nodes); cand != nil && cand.RunS > 0 {
+		horizon = time.Duration(cand.RunS * 1e9)
+	}
 	adjusted := 0
 	for _, r := range req.Running {
 		app := a.K.Find(r.App.User, r.App.Name, r.App.Nodes)
@@ -226,12 +248,31 @@ func (a *Advisor) alpha(t *IOLT, req Request) ([][]float64, int) {
 		if !r.Limit.IsZero() && r.Limit.Before(end) {
 			end = r.Limit
 		}
-		born := req.At.Sub(r.Start) < span
-		dying := end.Sub(req.At) < span
-		if born == dying {
-			continue
+		// have: the share of the table's span the job ran in (its bursts
+		// are in the table in that proportion); want: the share of the
+		// candidate's run it will still run in. The paper's α is the
+		// special case of a job born or dying within the span.
+		have := min(1, max(0, req.At.Sub(r.Start).Seconds()/span.Seconds()))
+		want := 1.0
+		if !a.PaperAlpha {
+			want = min(1, max(0, end.Sub(req.At).Seconds()/horizon.Seconds()))
+		} else {
+			born := req.At.Sub(r.Start) < span
+			dying := end.Sub(req.At) < span
+			if born == dying {
+				continue
+			}
+			if born {
+				have = 0
+			} else {
+				want = 0
+			}
 		}
 		duty := min(1, app.BurstS/app.IntervalS)
+		delta := (want - have) * duty
+		if math.Abs(delta) < 1e-3 {
+			continue
+		}
 		band := min(nb-1, int(app.Throughput/app.OSTFootprint/t.BandWidth))
 		k := min(n, max(1, int(math.Round(app.OSTFootprint))))
 		order := make([]int, n)
@@ -239,16 +280,16 @@ func (a *Advisor) alpha(t *IOLT, req Request) ([][]float64, int) {
 			order[i] = i
 		}
 		sort.SliceStable(order, func(x, y int) bool { return load(order[x]) < load(order[y]) })
-		if dying {
+		if delta < 0 {
 			slices.Reverse(order)
 		}
 		for _, o := range order[:k] {
-			if born {
-				d := min(duty, t.F[o][0]+al[o][0])
+			if delta > 0 {
+				d := min(delta, t.F[o][0]+al[o][0])
 				al[o][0] -= d
 				al[o][band] += d
 			} else {
-				d := min(duty, t.F[o][band]+al[o][band])
+				d := min(-delta, t.F[o][band]+al[o][band])
 				al[o][band] -= d
 				al[o][0] += d
 			}

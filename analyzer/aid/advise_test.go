@@ -77,3 +77,76 @@ func TestAdvise(t *testing.T) {
 		t.Errorf("two newborn runs: score %v (adjusted %d), without them %v", busy.Score, busy.Adjusted, quiet.Score)
 	}
 }
+
+// TestAlphaOverlap proves the α of running jobs by their overlap with the
+// candidate's run: a job that has run through the whole table and runs
+// on past the candidate's run moves nothing (the table holds it already);
+// one that ends a few minutes into the candidate's run is taken off the
+// busy OSTs (lower score); the paper's α ignores a job ending in 30
+// minutes, the overlap α takes most of it off.
+func TestAlphaOverlap(t *testing.T) {
+	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	app := serverlog.App{User: "ana", Name: "ckpt", Nodes: 64}
+	k := &Knowledge{Apps: []AppInfo{{User: "ana", Name: "ckpt", Nodes: 64, Class: ClassIOIntensive,
+		RunS: 7200, Pattern: Pattern{OSTFootprint: 4, Throughput: 1600e6, IntervalS: 300, BurstS: 150}},
+		{User: "bob", Name: "long", Nodes: 64, Class: ClassIOIntensive,
+			RunS: 36000, Pattern: Pattern{OSTFootprint: 4, Throughput: 1600e6, IntervalS: 300, BurstS: 150}}}}
+	long := serverlog.App{User: "bob", Name: "long", Nodes: 64}
+	// Every OST busy at 400 MB/s half of the time: a running ckpt.
+	src, _ := serverlog.NewRatesSource(ratesOf(4, start, 720, func(o, t int) float64 {
+		if t%60 < 30 {
+			return 400e6
+		}
+		return 1e6
+	}))
+	at := start.Add(time.Hour)
+	for _, c := range []struct {
+		name        string
+		since, left time.Duration
+		paper       bool
+		adjusted    int
+		lower       bool
+	}{
+		{"runs on", 3 * time.Hour, 4 * time.Hour, false, 0, false},
+		{"ends in 5 min", 3 * time.Hour, 5 * time.Minute, false, 1, true},
+		{"ends in 30 min", 3 * time.Hour, 30 * time.Minute, false, 1, true},
+		{"ends in 30 min, paper", 3 * time.Hour, 30 * time.Minute, true, 0, false},
+	} {
+		a := NewAdvisor(k, nil)
+		a.PaperAlpha = c.paper
+		alone, _ := a.Advise(Request{App: app, At: at, Log: src})
+		r := Running{App: long, Start: at.Add(-c.since), Limit: at.Add(c.left)}
+		adv, err := a.Advise(Request{App: app, At: at, Log: src, Running: []Running{r}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if adv.Adjusted != c.adjusted || (adv.Score < alone.Score) != c.lower {
+			t.Errorf("%s: score %v (adjusted %d), without the job %v; want adjusted %d, lower %v", c.name, adv.Score, adv.Adjusted, alone.Score, c.adjusted, c.lower)
+		}
+	}
+}
+
+// TestHoldRelax proves that a held job's threshold grows with the time
+// held, up to (1 + HoldRelax) times its allowance at the hold limit.
+func TestHoldRelax(t *testing.T) {
+	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	app := serverlog.App{User: "ana", Name: "ckpt", Nodes: 64}
+	k := &Knowledge{Apps: []AppInfo{{User: "ana", Name: "ckpt", Nodes: 64, Class: ClassIOIntensive,
+		RunS: 7200, Pattern: Pattern{OSTFootprint: 2, Throughput: 200e6, IntervalS: 300, BurstS: 150}}}}
+	src, _ := serverlog.NewRatesSource(ratesOf(4, start, 720, func(o, t int) float64 { return 1e6 }))
+	a := NewAdvisor(k, nil)
+	a.HoldRelax = 2
+	l0 := a.Threshold(&k.Apps[0].Pattern)
+	for _, c := range []struct {
+		held time.Duration
+		want float64
+	}{{0, l0}, {time.Hour, 1 + (l0-1)*2}, {2 * time.Hour, 1 + (l0-1)*3}, {5 * time.Hour, 1 + (l0-1)*3}} {
+		adv, err := a.Advise(Request{App: app, At: start.Add(time.Hour), Log: src, Held: c.held, MaxHold: 2 * time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(adv.Threshold-c.want) > 2e-3 {
+			t.Errorf("held %v: threshold %v, want %v", c.held, adv.Threshold, c.want)
+		}
+	}
+}

@@ -27,7 +27,7 @@ type SimAdvisor struct {
 
 // Advise implements centersim.Advisor.
 func (s *SimAdvisor) Advise(req centersim.AdviceRequest) (centersim.Advice, error) {
-	r := Request{App: req.App, At: req.At, Log: req.Log}
+	r := Request{App: req.App, At: req.At, Log: req.Log, Held: req.Held, MaxHold: req.MaxHold}
 	for _, j := range req.Running {
 		r.Running = append(r.Running, Running{App: j.App, Start: j.Start, Limit: j.Limit})
 	}
