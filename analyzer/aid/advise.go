@@ -118,9 +118,11 @@ type Advisor struct {
 	// random start, and the center simulator), where the OSTs a job will
 	// get are any κ of them.
 	AllOSTs bool
-	// PaperAlpha limits α to the paper's: jobs born or dying within the
-	// table's span, moved by their whole duty cycle.
-	PaperAlpha bool
+	// Alpha chooses which running jobs move the scores: "paper" (born or
+	// dying within the table's span, by their whole duty cycle), "born"
+	// (born only: a job that is about to end still counts), "overlap"
+	// (every job, by its overlap with the candidate's run).
+	Alpha string
 	// HoldRelax widens the threshold's allowance (L − 1) for a held job,
 	// by this factor at the hold limit, in proportion to the time held.
 	HoldRelax float64
@@ -131,7 +133,7 @@ func NewAdvisor(k *Knowledge, w *Weights) *Advisor {
 	if w == nil {
 		w = DefaultWeights()
 	}
-	return &Advisor{K: k, Weights: w, Slowdown: 1.5, Windows: 4, Window: 5 * time.Minute}
+	return &Advisor{K: k, Weights: w, Slowdown: 1.5, Windows: 4, Window: 5 * time.Minute, Alpha: "born"}
 }
 
 // Threshold is the load level L under which the application's expected
@@ -248,17 +250,27 @@ func (a *Advisor) alpha(t *IOLT, req Request) ([][]float64, int) {
 		if !r.Limit.IsZero() && r.Limit.Before(end) {
 			end = r.Limit
 		}
+		if !end.After(req.At) {
+			// The job has outlived its median run (contention stretches
+			// runs): it is still running, and its end is taken halfway to
+			// its time limit, or one table span away without a limit.
+			end = req.At.Add(span)
+			if r.Limit.After(end) {
+				end = req.At.Add(r.Limit.Sub(req.At) / 2)
+			}
+		}
 		// have: the share of the table's span the job ran in (its bursts
 		// are in the table in that proportion); want: the share of the
 		// candidate's run it will still run in. The paper's α is the
 		// special case of a job born or dying within the span.
 		have := min(1, max(0, req.At.Sub(r.Start).Seconds()/span.Seconds()))
 		want := 1.0
-		if !a.PaperAlpha {
+		switch a.Alpha {
+		case "overlap":
 			want = min(1, max(0, end.Sub(req.At).Seconds()/horizon.Seconds()))
-		} else {
+		default:
 			born := req.At.Sub(r.Start) < span
-			dying := end.Sub(req.At) < span
+			dying := end.Sub(req.At) < span && a.Alpha == "paper"
 			if born == dying {
 				continue
 			}

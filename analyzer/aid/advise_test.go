@@ -83,7 +83,8 @@ func TestAdvise(t *testing.T) {
 // on past the candidate's run moves nothing (the table holds it already);
 // one that ends a few minutes into the candidate's run is taken off the
 // busy OSTs (lower score); the paper's α ignores a job ending in 30
-// minutes, the overlap α takes most of it off.
+// minutes, the overlap α takes most of it off; the born-only α (the
+// default) takes off neither.
 func TestAlphaOverlap(t *testing.T) {
 	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	app := serverlog.App{User: "ana", Name: "ckpt", Nodes: 64}
@@ -103,17 +104,20 @@ func TestAlphaOverlap(t *testing.T) {
 	for _, c := range []struct {
 		name        string
 		since, left time.Duration
-		paper       bool
+		alpha       string
 		adjusted    int
 		lower       bool
 	}{
-		{"runs on", 3 * time.Hour, 4 * time.Hour, false, 0, false},
-		{"ends in 5 min", 3 * time.Hour, 5 * time.Minute, false, 1, true},
-		{"ends in 30 min", 3 * time.Hour, 30 * time.Minute, false, 1, true},
-		{"ends in 30 min, paper", 3 * time.Hour, 30 * time.Minute, true, 0, false},
+		{"runs on", 3 * time.Hour, 4 * time.Hour, "overlap", 0, false},
+		{"ends in 5 min", 3 * time.Hour, 5 * time.Minute, "overlap", 1, true},
+		{"ends in 30 min", 3 * time.Hour, 30 * time.Minute, "overlap", 1, true},
+		{"ends in 5 min, paper", 3 * time.Hour, 5 * time.Minute, "paper", 1, true},
+		{"ends in 30 min, paper", 3 * time.Hour, 30 * time.Minute, "paper", 0, false},
+		{"ends in 5 min, born", 3 * time.Hour, 5 * time.Minute, "born", 0, false},
+		{"ends in 30 min, born", 3 * time.Hour, 30 * time.Minute, "born", 0, false},
 	} {
 		a := NewAdvisor(k, nil)
-		a.PaperAlpha = c.paper
+		a.Alpha = c.alpha
 		alone, _ := a.Advise(Request{App: app, At: at, Log: src})
 		r := Running{App: long, Start: at.Add(-c.since), Limit: at.Add(c.left)}
 		adv, err := a.Advise(Request{App: app, At: at, Log: src, Running: []Running{r}})

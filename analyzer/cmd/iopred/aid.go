@@ -473,7 +473,7 @@ func aidReplay(args []string, stdout, stderr io.Writer) error {
 	maxDelay := fs.Float64("max-delay", 0, "longest hold in `seconds` (default: the scenario's)")
 	allOSTs := fs.Bool("all-osts", false, "score on the mean of every OST, not the footprint's least-loaded ones (the simulator places files without regard to load)")
 	relax := fs.Float64("hold-relax", 0, "widen the threshold's allowance for a held job, by this factor at the hold limit")
-	paperAlpha := fs.Bool("paper-alpha", false, "α only for jobs born or dying within the load table's span, as in the paper (default: every running known job, by its overlap with the candidate's run)")
+	alpha := fs.String("alpha", "born", "which running jobs move the scores: born (born within the load table's span), paper (born or dying), overlap (every job by its overlap with the candidate's run)")
 	csvOut := fs.String("csv", "", "write every I/O-intensive job of both replays to this CSV `file` (mode, application, submit, start, advice, score, threshold, I/O slowdown)")
 	pos, err := parseFlagsAnywhere(fs, args)
 	if err != nil {
@@ -514,7 +514,7 @@ func aidReplay(args []string, stdout, stderr io.Writer) error {
 	csv.WriteString("mode,app,submit,start,advice,score,threshold,held,io_slowdown\n")
 	for _, follow := range []bool{false, true} {
 		adv := aid.NewAdvisor(k, w)
-		adv.Slowdown, adv.AllOSTs, adv.PaperAlpha = *slow, *allOSTs, *paperAlpha
+		adv.Slowdown, adv.AllOSTs, adv.Alpha = *slow, *allOSTs, *alpha
 		adv.HoldRelax = *relax
 		sa := &aid.SimAdvisor{A: adv}
 		r, err := centersim.Run(s, centersim.Options{Seed: *seed, Advisor: sa, FollowAdvice: follow})
