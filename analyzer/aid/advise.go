@@ -123,6 +123,10 @@ type Advisor struct {
 	// (born only: a job that is about to end still counts), "overlap"
 	// (every job, by its overlap with the candidate's run).
 	Alpha string
+	// SpreadAlpha spreads α's load over every OST (K/n of it on each)
+	// instead of the K least-loaded or busiest: for allocators that place
+	// files without regard to load.
+	SpreadAlpha bool
 	// HoldRelax widens the threshold's allowance (L − 1) for a held job,
 	// by this factor at the hold limit, in proportion to the time held.
 	HoldRelax float64
@@ -287,6 +291,24 @@ func (a *Advisor) alpha(t *IOLT, req Request) ([][]float64, int) {
 		}
 		band := min(nb-1, int(app.Throughput/app.OSTFootprint/t.BandWidth))
 		k := min(n, max(1, int(math.Round(app.OSTFootprint))))
+		if a.SpreadAlpha {
+			// Files placed on any K OSTs: each OST gets the job's load
+			// with probability K/n, as a job that ran through the
+			// table's span shows in it.
+			for o := range n {
+				if delta > 0 {
+					d := min(delta*float64(k)/float64(n), t.F[o][0]+al[o][0])
+					al[o][0] -= d
+					al[o][band] += d
+				} else {
+					d := min(-delta*float64(k)/float64(n), t.F[o][band]+al[o][band])
+					al[o][band] -= d
+					al[o][0] += d
+				}
+			}
+			adjusted++
+			continue
+		}
 		order := make([]int, n)
 		for i := range order {
 			order[i] = i

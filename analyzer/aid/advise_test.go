@@ -154,3 +154,27 @@ func TestHoldRelax(t *testing.T) {
 		}
 	}
 }
+
+// TestSpreadAlpha proves where α puts a newborn job: on the K idlest OSTs
+// by default, so that a candidate's K least-loaded OSTs (of 4, K = 2)
+// stay idle beside it; spread over every OST (K/n each) with
+// SpreadAlpha, so that they see half of its load.
+func TestSpreadAlpha(t *testing.T) {
+	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	app := serverlog.App{User: "ana", Name: "ckpt", Nodes: 64}
+	k := &Knowledge{Apps: []AppInfo{{User: "ana", Name: "ckpt", Nodes: 64, Class: ClassIOIntensive,
+		RunS: 7200, Pattern: Pattern{OSTFootprint: 2, Throughput: 800e6, IntervalS: 300, BurstS: 150}}}}
+	src, _ := serverlog.NewRatesSource(ratesOf(4, start, 720, func(o, t int) float64 { return 1e6 }))
+	at := start.Add(time.Hour)
+	run := []Running{{App: app, Start: at.Add(-2 * time.Minute)}}
+	a := NewAdvisor(k, nil)
+	idle, _ := a.Advise(Request{App: app, At: at, Log: src})
+	packed, _ := a.Advise(Request{App: app, At: at, Log: src, Running: run})
+	a.SpreadAlpha = true
+	spread, _ := a.Advise(Request{App: app, At: at, Log: src, Running: run})
+	w := a.Weights.W
+	want := idle.Score + 0.25*(w[len(w)-1]-w[0]) // duty 1/2 on 2 of 4 OSTs
+	if packed.Score != idle.Score || math.Abs(spread.Score-want) > 2e-3 {
+		t.Errorf("idle %v, α on the idlest %v (want %v), spread %v (want %v)", idle.Score, packed.Score, idle.Score, spread.Score, want)
+	}
+}

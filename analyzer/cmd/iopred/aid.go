@@ -472,6 +472,7 @@ func aidReplay(args []string, stdout, stderr io.Writer) error {
 	slow := fs.Float64("slowdown", 1.5, "acceptable I/O slowdown factor")
 	maxDelay := fs.Float64("max-delay", 0, "longest hold in `seconds` (default: the scenario's)")
 	allOSTs := fs.Bool("all-osts", false, "score on the mean of every OST, not the footprint's least-loaded ones (the simulator places files without regard to load)")
+	spread := fs.Bool("spread-alpha", false, "spread α over every OST (K/n each) instead of the K least-loaded: for allocators that place files without regard to load")
 	relax := fs.Float64("hold-relax", 0, "widen the threshold's allowance for a held job, by this factor at the hold limit")
 	alpha := fs.String("alpha", "born", "which running jobs move the scores: born (born within the load table's span), paper (born or dying), overlap (every job by its overlap with the candidate's run)")
 	csvOut := fs.String("csv", "", "write every I/O-intensive job of both replays to this CSV `file` (mode, application, submit, start, advice, score, threshold, I/O slowdown)")
@@ -515,7 +516,7 @@ func aidReplay(args []string, stdout, stderr io.Writer) error {
 	for _, follow := range []bool{false, true} {
 		adv := aid.NewAdvisor(k, w)
 		adv.Slowdown, adv.AllOSTs, adv.Alpha = *slow, *allOSTs, *alpha
-		adv.HoldRelax = *relax
+		adv.HoldRelax, adv.SpreadAlpha = *relax, *spread
 		sa := &aid.SimAdvisor{A: adv}
 		r, err := centersim.Run(s, centersim.Options{Seed: *seed, Advisor: sa, FollowAdvice: follow})
 		if err != nil {
