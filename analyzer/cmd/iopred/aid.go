@@ -483,6 +483,9 @@ func aidReplay(args []string, stdout, stderr io.Writer) error {
 	if len(pos) > 0 || *kbDir == "" {
 		return errUsage
 	}
+	if *alpha != "born" && *alpha != "paper" && *alpha != "overlap" {
+		return fmt.Errorf("--alpha %q: want born, paper or overlap", *alpha)
+	}
 	if sf.name == "small" {
 		sf.name = "aid-replay"
 	}
