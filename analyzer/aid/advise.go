@@ -125,7 +125,8 @@ type Advisor struct {
 	Alpha string
 	// SpreadAlpha spreads α's load over every OST (K/n of it on each)
 	// instead of the K least-loaded or busiest: for allocators that place
-	// files without regard to load.
+	// files without regard to load (Lustre's round-robin from a random
+	// start, the center simulator). NewAdvisor sets it.
 	SpreadAlpha bool
 	// HoldRelax widens the threshold's allowance (L − 1) for a held job,
 	// by this factor at the hold limit, in proportion to the time held.
@@ -137,7 +138,7 @@ func NewAdvisor(k *Knowledge, w *Weights) *Advisor {
 	if w == nil {
 		w = DefaultWeights()
 	}
-	return &Advisor{K: k, Weights: w, Slowdown: 1.5, Windows: 4, Window: 5 * time.Minute, Alpha: "born"}
+	return &Advisor{K: k, Weights: w, Slowdown: 1.5, Windows: 4, Window: 5 * time.Minute, Alpha: "born", SpreadAlpha: true}
 }
 
 // Threshold is the load level L under which the application's expected

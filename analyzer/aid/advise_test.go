@@ -156,9 +156,9 @@ func TestHoldRelax(t *testing.T) {
 }
 
 // TestSpreadAlpha proves where α puts a newborn job: on the K idlest OSTs
-// by default, so that a candidate's K least-loaded OSTs (of 4, K = 2)
+// without SpreadAlpha, so that a candidate's K least-loaded OSTs (of 4, K = 2)
 // stay idle beside it; spread over every OST (K/n each) with
-// SpreadAlpha, so that they see half of its load.
+// SpreadAlpha (the default), so that they see half of its load.
 func TestSpreadAlpha(t *testing.T) {
 	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	app := serverlog.App{User: "ana", Name: "ckpt", Nodes: 64}
@@ -168,6 +168,7 @@ func TestSpreadAlpha(t *testing.T) {
 	at := start.Add(time.Hour)
 	run := []Running{{App: app, Start: at.Add(-2 * time.Minute)}}
 	a := NewAdvisor(k, nil)
+	a.SpreadAlpha = false
 	idle, _ := a.Advise(Request{App: app, At: at, Log: src})
 	packed, _ := a.Advise(Request{App: app, At: at, Log: src, Running: run})
 	a.SpreadAlpha = true

@@ -472,7 +472,7 @@ func aidReplay(args []string, stdout, stderr io.Writer) error {
 	slow := fs.Float64("slowdown", 1.5, "acceptable I/O slowdown factor")
 	maxDelay := fs.Float64("max-delay", 0, "longest hold in `seconds` (default: the scenario's)")
 	allOSTs := fs.Bool("all-osts", false, "score on the mean of every OST, not the footprint's least-loaded ones (the simulator places files without regard to load)")
-	spread := fs.Bool("spread-alpha", false, "spread α over every OST (K/n each) instead of the K least-loaded: for allocators that place files without regard to load")
+	spread := fs.Bool("spread-alpha", true, "spread α over every OST (K/n each); false: on the K least-loaded, as in the paper (for allocators that place files by load)")
 	relax := fs.Float64("hold-relax", 0, "widen the threshold's allowance for a held job, by this factor at the hold limit")
 	alpha := fs.String("alpha", "born", "which running jobs move the scores: born (born within the load table's span), paper (born or dying), overlap (every job by its overlap with the candidate's run)")
 	csvOut := fs.String("csv", "", "write every I/O-intensive job of both replays to this CSV `file` (mode, application, submit, start, advice, score, threshold, I/O slowdown)")
