@@ -34,6 +34,9 @@ type AdviceRequest struct {
 	At      time.Time
 	Log     serverlog.Source
 	Running []RunningJob
+	// Held is how long advice has held the job so far, and MaxHold how
+	// long it may hold it at most (Scenario.MaxDelayS).
+	Held, MaxHold time.Duration
 }
 
 // RunningJob is a running job as the scheduler sees it.
@@ -558,7 +561,10 @@ func (e *engine) ask(j *job) bool {
 		return j.lastRun
 	}
 	req := AdviceRequest{App: serverlog.App{User: j.app.spec.User, Name: j.app.spec.Name, Nodes: j.app.spec.Nodes},
-		At: e.s.Start.Add(dur(e.now)), Log: e.hist}
+		At: e.s.Start.Add(dur(e.now)), Log: e.hist, MaxHold: dur(e.s.MaxDelayS)}
+	if j.held > 0 {
+		req.Held = dur(e.now - j.heldSince)
+	}
 	for r := range e.running {
 		sp := r.app.spec
 		req.Running = append(req.Running, RunningJob{App: serverlog.App{User: sp.User, Name: sp.Name, Nodes: sp.Nodes},

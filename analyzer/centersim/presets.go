@@ -13,11 +13,12 @@ const (
 
 // presets are the built-in scenarios, by name.
 var presets = map[string]func() *Scenario{
-	"iosi":       iosiScenario,
-	"iosi-scale": iosiScaleScenario,
-	"aid":        aidScenario,
-	"aid-replay": aidReplayScenario,
-	"small":      smallScenario,
+	"iosi":           iosiScenario,
+	"iosi-scale":     iosiScaleScenario,
+	"aid":            aidScenario,
+	"aid-replay":     aidReplayScenario,
+	"aid-contention": aidContentionScenario,
+	"small":          smallScenario,
 }
 
 // PresetNames lists the built-in scenarios.
@@ -45,6 +46,13 @@ func PresetNames() []string {
 //   - aid-replay: the aid center for 3 days on a 4,096-node machine with
 //     a queue of jobs that keeps it full, for scheduling with and without
 //     advice;
+//   - aid-contention: 6 days of the aid center's file system where six
+//     I/O-intensive applications are storage-bound (each burst drives
+//     its OSTs at their full bandwidth for about two minutes, half of
+//     each iteration), 30 runs each on a 4,096-node machine among 600
+//     foreign jobs: the bursts of concurrent runs collide, which is what
+//     I/O-aware scheduling is for (advice may hold a job 3 hours); learn
+//     from a longer, calmer period (--days 30), replay another seed;
 //   - small: one day at 5 s on 16 OSTs, three targets and a few foreign
 //     jobs, for quick tests.
 func Preset(name string) (*Scenario, error) {
@@ -196,6 +204,29 @@ func aidReplayScenario() *Scenario {
 	}
 	s.Apps = keep
 	s.Foreign.Jobs, s.Foreign.Cancelled, s.Foreign.Failed = 900, 0, 0.02
+	return s
+}
+
+func aidContentionScenario() *Scenario {
+	s := aidScenario()
+	s.Name, s.Days, s.Nodes, s.Outages = "aid-contention", 6, 4096, 0
+	// Advice may hold a job for up to three hours: a run lasts one to two.
+	s.MaxDelayS = 3 * 3600
+	app := func(user, name string, nodes int, l Layout, compute, bytes float64, iters [2]int) AppSpec {
+		k := float64(l.footprint(s.OSTs))
+		return AppSpec{User: user, Name: name, Nodes: nodes, Class: ClassIOIntensive, Runs: 30, Iterations: iters,
+			Cycle: []Phase{{ComputeS: compute, WriteBytes: bytes}}, TailS: 60, Layout: l, Bandwidth: 1.2 * k * s.OSTBandwidth,
+			Jitter: 0.03, RunNoise: 0.03}
+	}
+	s.Apps = []AppSpec{
+		app("kim", "climate_ens", 512, Layout{Model: "n-to-m", Files: 32, Stripe: 4}, 150, 6*tb, [2]int{10, 14}),
+		app("lee", "turb_dns", 1024, Layout{Model: "n-to-n", Files: 1024, Stripe: 1}, 120, 10*tb, [2]int{8, 12}),
+		app("max", "astro_ckpt", 256, Layout{Model: "n-to-1", Stripe: 64}, 200, 3*tb, [2]int{8, 12}),
+		app("ned", "fusion_io", 768, Layout{Model: "n-to-m", Files: 48, Stripe: 4}, 180, 8*tb, [2]int{6, 10}),
+		app("ola", "md_traj", 128, Layout{Model: "n-to-1", Stripe: 32}, 100, 1.5*tb, [2]int{12, 16}),
+		app("pim", "cfd_out", 256, Layout{Model: "n-to-m", Files: 16, Stripe: 4}, 250, 2.5*tb, [2]int{6, 8}),
+	}
+	s.Foreign.Jobs, s.Foreign.Cancelled, s.Foreign.Failed = 600, 0, 0.02
 	return s
 }
 

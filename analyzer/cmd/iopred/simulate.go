@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -161,6 +162,7 @@ func simulateCenter(args []string, stdout, stderr io.Writer) error {
 	seed := fs.Uint64("seed", 1, "random seed: the same seed and scenario give the same files")
 	out := fs.String("out", "", "output `directory`")
 	lmtPath := fs.String("lmt", "", "LMT database `file` (default DIR/lmt.sqlite3; \"none\" to write none)")
+	storeDir := fs.String("store", "", "also write the per-OST log into an iopred store `directory` (as iopred serverlog import makes; quicker to read than the LMT database)")
 	aggregate := fs.Bool("lmt-aggregate", false, "write one pseudo-OST holding the file system's total instead of every OST (the aggregate log IOSI reads)")
 	sacctPath := fs.String("sacct", "", "job log `file` (default DIR/sacct.txt)")
 	truthPath := fs.String("truth", "", "ground truth `file` (default DIR/truth.json)")
@@ -209,6 +211,9 @@ func simulateCenter(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		sinks = append(sinks, lmt)
+	}
+	if *storeDir != "" {
+		sinks = append(sinks, &storeSink{dir: *storeDir, name: "simulate:" + s.Name})
 	}
 	t0 := time.Now()
 	res, err := centersim.Run(s, centersim.Options{Seed: *seed, Sinks: sinks})
@@ -277,4 +282,17 @@ func bytesText(b float64) string {
 		b /= 1000
 	}
 	return ""
+}
+
+// storeSink imports each chunk of the simulated log into a store; chunks
+// that share a day are merged by the import.
+type storeSink struct{ dir, name string }
+
+func (k *storeSink) WriteRates(r *serverlog.Rates) error {
+	src, err := serverlog.NewRatesSource(r)
+	if err != nil {
+		return err
+	}
+	_, err = serverlog.ImportFrom(context.Background(), k.dir, src, k.name, serverlog.ImportOptions{All: true})
+	return err
 }

@@ -1,0 +1,463 @@
+package aid
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"time"
+
+	"iopred/analyzer/aid/optics"
+)
+
+// Classes of an application.
+const (
+	ClassIOIntensive = "io-intensive"
+	ClassProbation   = "probation"
+	ClassNot         = "not"
+)
+
+// Knowledge is what AID learnt: apps.G.json.
+type Knowledge struct {
+	Version int       `json:"version"`
+	StepS   float64   `json:"step_s"`
+	OSTs    int       `json:"osts"`
+	From    time.Time `json:"from"`
+	To      time.Time `json:"to"`
+	Apps    []AppInfo `json:"apps"`
+}
+
+// AppInfo is one application as AID knows it.
+type AppInfo struct {
+	User  string `json:"user"`
+	Name  string `json:"name"`
+	Nodes int    `json:"nodes"`
+	// Runs are the application's runs inside the log (its samples);
+	// Periodic those in which its pattern recurs; OutOfScope those in
+	// which the pattern goes on beyond the run.
+	Runs       int     `json:"runs"`
+	Periodic   int     `json:"periodic_runs"`
+	OutOfScope int     `json:"out_of_scope_runs"`
+	Presence   float64 `json:"presence"`
+	Class      string  `json:"class"`
+	Reason     string  `json:"reason"`
+	// RunS is the median run time.
+	RunS float64 `json:"run_s"`
+	Pattern
+}
+
+// Pattern is an application's I/O pattern: per burst of its recurring
+// cluster, medians over its periodic runs.
+type Pattern struct {
+	BurstsPerRun float64 `json:"bursts_per_run,omitempty"`
+	// BurstBytes is the footprint-refined volume of a burst; AggBytes the
+	// volume in the aggregate log, before refinement.
+	BurstBytes   float64 `json:"burst_bytes,omitempty"`
+	AggBytes     float64 `json:"aggregate_burst_bytes,omitempty"`
+	IntervalS    float64 `json:"interval_s,omitempty"`
+	BurstS       float64 `json:"burst_s,omitempty"`
+	Throughput   float64 `json:"throughput_bytes_per_s,omitempty"`
+	ReadFraction float64 `json:"read_fraction,omitempty"`
+	Direction    string  `json:"direction,omitempty"` // write, read or read-write
+	OSTFootprint float64 `json:"ost_footprint,omitempty"`
+	// Cluster is the centre of the bursts in (log10 peak, log10 bytes).
+	Cluster [2]float64 `json:"cluster,omitzero"`
+}
+
+// ID names the application as USER/NAME/NODES.
+func (a *AppInfo) ID() string { return fmt.Sprintf("%s/%s/%d", a.User, a.Name, a.Nodes) }
+
+// Find returns the application, or nil.
+func (k *Knowledge) Find(user, name string, nodes int) *AppInfo {
+	for i := range k.Apps {
+		if a := &k.Apps[i]; a.User == user && a.Name == name && a.Nodes == nodes {
+			return a
+		}
+	}
+	return nil
+}
+
+type appKey struct {
+	user, name string
+	nodes      int
+}
+
+// Classify finds the I/O-intensive applications among the runs of the
+// state and learns their patterns.
+func Classify(st *State) *Knowledge {
+	o := st.Options.withDefaults()
+	k := &Knowledge{Version: kbVersion, StepS: float64(st.StepNS) / 1e9, OSTs: st.OSTs}
+	var bursts []Burst
+	var spans [][2]int64
+	for _, d := range st.Days {
+		bursts = append(bursts, d.Bursts...)
+		if d.Known > 0 {
+			spans = append(spans, [2]int64{d.StartNS, d.StartNS + int64(d.Cells)*st.StepNS})
+		}
+	}
+	sort.SliceStable(bursts, func(a, b int) bool { return bursts[a].StartNS < bursts[b].StartNS })
+	if len(spans) == 0 {
+		return k
+	}
+	k.From, k.To = time.Unix(0, spans[0][0]).UTC(), time.Unix(0, spans[len(spans)-1][1]).UTC()
+	inLog := func(r Run) bool {
+		for _, s := range spans {
+			if r.StartNS >= s[0] && r.StartNS < s[1] {
+				return r.EndNS <= spans[len(spans)-1][1]
+			}
+		}
+		return false
+	}
+	apps := map[appKey][]Run{}
+	var keys []appKey
+	for _, r := range st.Jobs {
+		if !inLog(r) || r.EndNS-r.StartNS < 2*st.StepNS {
+			continue
+		}
+		key := appKey{r.User, r.Name, r.Nodes}
+		if _, ok := apps[key]; !ok {
+			keys = append(keys, key)
+		}
+		apps[key] = append(apps[key], r)
+	}
+	sort.Slice(keys, func(a, b int) bool {
+		x, y := keys[a], keys[b]
+		if x.user != y.user {
+			return x.user < y.user
+		}
+		if x.name != y.name {
+			return x.name < y.name
+		}
+		return x.nodes < y.nodes
+	})
+	for _, key := range keys {
+		k.Apps = append(k.Apps, classifyApp(key, apps[key], bursts, st.StepNS, o))
+	}
+	return k
+}
+
+// inRun returns the bursts of a run: those that start in it and end by
+// its end (a sample's slack).
+func inRun(bursts []Burst, r Run, stepNS int64) []int {
+	i := sort.Search(len(bursts), func(i int) bool { return bursts[i].StartNS >= r.StartNS })
+	var out []int
+	for ; i < len(bursts) && bursts[i].StartNS < r.EndNS; i++ {
+		if bursts[i].EndNS <= r.EndNS+stepNS {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+func point(b Burst) []float64 {
+	return []float64{math.Log10(max(b.Peak, 1)), math.Log10(max(b.Bytes, 1))}
+}
+
+func classifyApp(key appKey, runs []Run, bursts []Burst, stepNS int64, o Options) AppInfo {
+	a := AppInfo{User: key.user, Name: key.name, Nodes: key.nodes, Runs: len(runs), Class: ClassNot}
+	durs := make([]float64, len(runs))
+	for i, r := range runs {
+		durs[i] = float64(r.EndNS-r.StartNS) / 1e9
+	}
+	a.RunS = median(durs)
+	// The bursts of every sample, as points; a burst inside two runs of
+	// the application counts once.
+	var idx []int
+	seen := map[int]bool{}
+	perRun := make([][]int, len(runs))
+	for i, r := range runs {
+		perRun[i] = inRun(bursts, r, stepNS)
+		for _, b := range perRun[i] {
+			if !seen[b] {
+				seen[b] = true
+				idx = append(idx, b)
+			}
+		}
+	}
+	if len(idx) < o.MinPts {
+		a.Reason = fmt.Sprintf("%d bursts in its runs, too few to cluster", len(idx))
+		return a
+	}
+	labels := clusterBursts(bursts, idx, o)
+	label := make(map[int]int, len(idx))
+	for i, b := range idx {
+		label[b] = labels[i]
+	}
+	nc := slices.Max(labels) + 1
+	if nc <= 0 {
+		a.Reason = fmt.Sprintf("%d bursts, no cluster", len(idx))
+		return a
+	}
+	bestPresence, bestBytes := -1.0, 0.0
+	var bestPeriodic []periodicRun
+	for c := range nc {
+		var pr []periodicRun
+		for i, r := range runs {
+			var times []int
+			for _, b := range perRun[i] {
+				if label[b] == c {
+					times = append(times, b)
+				}
+			}
+			if ok, iv := periodic(bursts, times, r); ok {
+				pr = append(pr, periodicRun{run: r, bursts: times, interval: iv})
+			}
+		}
+		presence := float64(len(pr)) / float64(len(runs))
+		vol := 0.0
+		for _, p := range pr {
+			for _, b := range p.bursts {
+				vol += bursts[b].Bytes
+			}
+		}
+		if presence > bestPresence || presence == bestPresence && vol > bestBytes {
+			bestPresence, bestBytes, bestPeriodic = presence, vol, pr
+		}
+	}
+	a.Presence = round3(bestPresence)
+	a.Periodic = len(bestPeriodic)
+	if bestPresence < o.Presence {
+		a.Reason = fmt.Sprintf("no burst cluster recurs in %.0f%% of its runs (best: %d of %d runs)", 100*o.Presence, len(bestPeriodic), len(runs))
+		return a
+	}
+	// The cluster's extent, for recognising its bursts outside the runs.
+	var cpts [][]float64
+	for _, p := range bestPeriodic {
+		for _, b := range p.bursts {
+			cpts = append(cpts, point(bursts[b]))
+		}
+	}
+	centre, radius := centroid(cpts)
+	match := func(b Burst) bool { return dist2(point(b), centre) <= radius }
+	for _, p := range bestPeriodic {
+		w := int64(o.ScopeIntervals * p.interval * 1e9)
+		first, last := bursts[p.bursts[0]].StartNS, bursts[p.bursts[len(p.bursts)-1]].StartNS
+		before := countMatching(bursts, p.run.StartNS-w, p.run.StartNS, match, first, p.interval)
+		after := countMatching(bursts, p.run.EndNS, p.run.EndNS+w, match, last, p.interval)
+		// Two bursts of the pattern within the intervals looked at, on
+		// either side, and the run is not what makes the pattern.
+		if lim := max(2, int(math.Ceil(0.4*o.ScopeIntervals))); before >= lim || after >= lim {
+			a.OutOfScope++
+		}
+	}
+	a.Pattern = measurePattern(bursts, bestPeriodic)
+	a.Pattern.Cluster = [2]float64{round3(centre[0]), round3(centre[1])}
+	switch {
+	case a.OutOfScope > 0 && float64(a.OutOfScope) >= o.ScopeMax*float64(len(bestPeriodic)):
+		a.Reason = fmt.Sprintf("scope check: its pattern goes on beyond %d of its %d periodic runs", a.OutOfScope, len(bestPeriodic))
+		a.Pattern = Pattern{}
+	case len(runs) < o.MinSupport:
+		a.Class = ClassProbation
+		a.Reason = fmt.Sprintf("recurring pattern in %d of %d runs; %d runs are needed", len(bestPeriodic), len(runs), o.MinSupport)
+	default:
+		a.Class = ClassIOIntensive
+		a.Reason = fmt.Sprintf("recurring pattern in %d of %d runs", len(bestPeriodic), len(runs))
+	}
+	return a
+}
+
+type periodicRun struct {
+	run      Run
+	bursts   []int
+	interval float64 // s
+}
+
+// clusterBursts labels the bursts idx with OPTICS and ξ on (log10 peak,
+// log10 bytes).
+func clusterBursts(bursts []Burst, idx []int, o Options) []int {
+	pts := make([][]float64, len(idx))
+	for i, b := range idx {
+		pts[i] = point(bursts[b])
+	}
+	sub := pts
+	var pick []int
+	if o.MaxPoints > 0 && len(pts) > o.MaxPoints {
+		for i := range o.MaxPoints {
+			pick = append(pick, i*len(pts)/o.MaxPoints)
+		}
+		sub = make([][]float64, len(pick))
+		for i, p := range pick {
+			sub[i] = pts[p]
+		}
+	}
+	g, err := optics.ComputeResolution(sub, o.MinPts, o.Resolution)
+	if err != nil {
+		return fill(len(pts), -1)
+	}
+	lab, _, err := optics.Xi(g, o.MinPts, o.Xi, 0)
+	if err != nil {
+		return fill(len(pts), -1)
+	}
+	if pick == nil {
+		return lab
+	}
+	// The rest join their nearest clustered neighbour when within its
+	// core distance.
+	out := fill(len(pts), -1)
+	for i, p := range pick {
+		out[p] = lab[i]
+	}
+	picked := make([]bool, len(pts))
+	for _, p := range pick {
+		picked[p] = true
+	}
+	for i := range pts {
+		if picked[i] {
+			continue
+		}
+		bj, bd := -1, math.Inf(1)
+		for j, q := range sub {
+			if d := math.Hypot(pts[i][0]-q[0], pts[i][1]-q[1]); d < bd {
+				bj, bd = j, d
+			}
+		}
+		if bj >= 0 && bd <= max(g.Core[bj], o.Resolution) {
+			out[i] = lab[bj]
+		}
+	}
+	return out
+}
+
+func fill(n, v int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = v
+	}
+	return out
+}
+
+// periodic tells whether the bursts (indices, in time order) recur
+// regularly through a run: at least three, 60% of the gaps within 30%
+// of their median, and covering half the run or more. It returns the
+// median interval in seconds.
+func periodic(bursts []Burst, times []int, r Run) (bool, float64) {
+	if len(times) < 3 {
+		return false, 0
+	}
+	gaps := make([]float64, 0, len(times)-1)
+	for i := 1; i < len(times); i++ {
+		gaps = append(gaps, float64(bursts[times[i]].StartNS-bursts[times[i-1]].StartNS)/1e9)
+	}
+	med := median(gaps)
+	if med <= 0 {
+		return false, 0
+	}
+	reg := 0
+	for _, g := range gaps {
+		if math.Abs(g-med) <= 0.3*med {
+			reg++
+		}
+	}
+	span := float64(bursts[times[len(times)-1]].StartNS-bursts[times[0]].StartNS)/1e9 + med
+	runS := float64(r.EndNS-r.StartNS) / 1e9
+	return float64(reg) >= 0.6*float64(len(gaps)) && span >= 0.5*runS, med
+}
+
+// countMatching counts the bursts in [from, to) that look like the
+// pattern's and fall in its rhythm: a whole number of intervals from ref,
+// give or take a fifth of one. A pattern that goes on beyond a run keeps
+// its phase; unrelated bursts of the same size seldom do.
+func countMatching(bursts []Burst, from, to int64, match func(Burst) bool, ref int64, intervalS float64) int {
+	i := sort.Search(len(bursts), func(i int) bool { return bursts[i].StartNS >= from })
+	n := 0
+	for ; i < len(bursts) && bursts[i].StartNS < to; i++ {
+		d := math.Abs(float64(bursts[i].StartNS-ref)/1e9) / intervalS
+		if math.Abs(d-math.Round(d)) <= 0.2 && match(bursts[i]) {
+			n++
+		}
+	}
+	return n
+}
+
+// centroid returns the mean of the points and the squared distance
+// within which a point belongs to them: three times their mean squared
+// spread, at least 0.1² (a quarter more or less in both coordinates).
+func centroid(pts [][]float64) ([]float64, float64) {
+	c := make([]float64, 2)
+	for _, p := range pts {
+		c[0] += p[0] / float64(len(pts))
+		c[1] += p[1] / float64(len(pts))
+	}
+	v := 0.0
+	for _, p := range pts {
+		v += dist2(p, c) / float64(len(pts))
+	}
+	return c, max(9*v, 0.01)
+}
+
+func dist2(a, b []float64) float64 {
+	dx, dy := a[0]-b[0], a[1]-b[1]
+	return dx*dx + dy*dy
+}
+
+// measurePattern sums up the bursts of the periodic runs.
+func measurePattern(bursts []Burst, pr []periodicRun) Pattern {
+	var vol, agg, rate, osts, ivs []float64
+	var count []float64
+	rd, all := 0.0, 0.0
+	for _, p := range pr {
+		count = append(count, float64(len(p.bursts)))
+		for i, b := range p.bursts {
+			bu := bursts[b]
+			agg = append(agg, bu.Bytes)
+			rate = append(rate, bu.Rate)
+			if bu.OSTs > 0 {
+				vol = append(vol, bu.Refined)
+				osts = append(osts, float64(bu.OSTs))
+			}
+			rd += bu.Read
+			all += bu.Bytes
+			if i > 0 {
+				g := float64(bu.StartNS-bursts[p.bursts[i-1]].StartNS) / 1e9
+				if math.Abs(g-p.interval) <= 0.3*p.interval {
+					ivs = append(ivs, g)
+				}
+			}
+		}
+	}
+	pt := Pattern{BurstsPerRun: mean(count), AggBytes: median(agg), IntervalS: median(ivs), Throughput: median(rate),
+		OSTFootprint: median(osts), BurstBytes: median(vol)}
+	if len(vol) == 0 {
+		pt.BurstBytes = pt.AggBytes
+	}
+	if pt.Throughput > 0 {
+		pt.BurstS = pt.BurstBytes / pt.Throughput
+	}
+	if all > 0 {
+		pt.ReadFraction = round3(rd / all)
+	}
+	switch {
+	case pt.ReadFraction >= 0.9:
+		pt.Direction = "read"
+	case pt.ReadFraction <= 0.1:
+		pt.Direction = "write"
+	default:
+		pt.Direction = "read-write"
+	}
+	return pt
+}
+
+func median(x []float64) float64 {
+	if len(x) == 0 {
+		return 0
+	}
+	s := slices.Clone(x)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func mean(x []float64) float64 {
+	if len(x) == 0 {
+		return 0
+	}
+	s := 0.0
+	for _, v := range x {
+		s += v
+	}
+	return s / float64(len(x))
+}
+
+func round3(x float64) float64 { return math.Round(x*1000) / 1000 }

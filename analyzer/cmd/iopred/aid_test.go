@@ -1,0 +1,95 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The aid commands end to end on a simulated day: learn from the LMT
+// database and the sacct file (and again: unchanged), report as text,
+// JSON (the fields) and HTML, advise for a learnt application
+// and for an unknown one, check against the truth, train on
+// measurements.
+func TestAIDCommands(t *testing.T) {
+	dir := t.TempDir()
+	run := func(want int, args ...string) string {
+		t.Helper()
+		var out, errb bytes.Buffer
+		if code := runMain(args, &out, &errb); code != want {
+			t.Fatalf("%v: exit %d, want %d: %s%s", args, code, want, out.String(), errb.String())
+		}
+		return out.String()
+	}
+	sim := filepath.Join(dir, "sim")
+	run(0, "simulate", "center", "--scenario", "small", "--seed", "2", "--trace-app", "me/fio_ckpt/8=builtin:fio", "--trace-runs", "7",
+		"--store", filepath.Join(sim, "store"), "--out", sim, "-q")
+	kb := filepath.Join(dir, "kb")
+	learnArgs := []string{"aid", "learn", "--lmt", filepath.Join(sim, "lmt.sqlite3"), "--jobs", filepath.Join(sim, "sacct.txt"), "--tz", "UTC", "--kb", kb}
+	// The first half day, then the rest: an increment without --tz.
+	run(0, "aid", "learn", "--lmt", filepath.Join(sim, "lmt.sqlite3"), "--jobs", filepath.Join(sim, "sacct.txt"), "--kb", kb,
+		"--to", "2024-01-01T12:00:00Z", "-q")
+	out := run(0, learnArgs...)
+	if !strings.Contains(out, "generation 2") || !strings.Contains(out, "I/O-intensive") {
+		t.Errorf("learn said:\n%s", out)
+	}
+	if out := run(0, learnArgs...); !strings.Contains(out, "unchanged") {
+		t.Errorf("the same learn again said:\n%s", out)
+	}
+	var rows []map[string]any
+	if err := json.Unmarshal([]byte(run(0, "aid", "report", "--kb", kb, "--json", "--html", filepath.Join(dir, "r.html"))), &rows); err != nil {
+		t.Fatal(err)
+	}
+	var found map[string]any
+	for _, r := range rows {
+		for _, f := range []string{"user", "name", "nodes", "runs", "class", "bursts_per_run", "burst_bytes", "interval_s", "burst_s",
+			"throughput_bytes_per_s", "ost_footprint"} {
+			if _, ok := r[f]; !ok {
+				t.Fatalf("report row without %s: %v", f, r)
+			}
+		}
+		if r["name"] == "fio_ckpt" {
+			found = r
+		}
+	}
+	if found == nil || found["class"] != "io-intensive" || found["ost_footprint"].(float64) < 1 {
+		t.Fatalf("me/fio_ckpt/8 is %v", found)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "r.html")); !bytes.Contains(b, []byte("fio_ckpt")) {
+		t.Error("the HTML report lacks the application")
+	}
+	if out := run(0, "aid", "report", "--kb", kb); !strings.Contains(out, "me/fio_ckpt/8") {
+		t.Errorf("text report:\n%s", out)
+	}
+	var adv map[string]any
+	json.Unmarshal([]byte(run(0, "aid", "advise", "--kb", kb, "--store", filepath.Join(sim, "store"), "--app", "me/fio_ckpt/8",
+		"--at", "2024-01-01 12:00:00", "--tz", "UTC", "--json")), &adv)
+	if (adv["advice"] != "run" && adv["advice"] != "delay") || adv["ost_footprint"].(float64) < 1 || len(adv["osts"].([]any)) < 1 {
+		t.Errorf("advice: %v", adv)
+	}
+	for _, f := range []string{"score", "threshold", "reason"} {
+		if _, ok := adv[f]; !ok {
+			t.Errorf("advice without %s: %v", f, adv)
+		}
+	}
+	json.Unmarshal([]byte(run(0, "aid", "advise", "--kb", kb, "--store", filepath.Join(sim, "store"), "--app", "zed/unknown/4",
+		"--at", "2024-01-01T12:00:00Z", "--json")), &adv)
+	if adv["advice"] != "run" || !strings.Contains(adv["reason"].(string), "nothing is known") {
+		t.Errorf("unknown application: %v", adv)
+	}
+	if out := run(0, "aid", "check", "--kb", kb, "--truth", filepath.Join(sim, "truth.json")); !strings.Contains(out, "false positives: none") {
+		t.Errorf("check:\n%s", out)
+	}
+	m := filepath.Join(dir, "m.csv")
+	os.WriteFile(m, []byte("io_time_s,f0,f1\n90,1,0\n180,0,1\n135,0.5,0.5\n"), 0o644)
+	var w struct{ W []float64 }
+	json.Unmarshal([]byte(run(0, "aid", "train", m)), &w)
+	if len(w.W) != 2 || w.W[0] < 0.99 || w.W[0] > 1.01 || w.W[1] < 1.99 || w.W[1] > 2.01 {
+		t.Errorf("weights %v, want [1 2]", w.W)
+	}
+	run(2, "aid", "advise", "--kb", kb)
+	run(1, "aid", "advise", "--kb", kb, "--app", "x", "--at", "2024-01-01")
+}
