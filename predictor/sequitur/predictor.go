@@ -8,10 +8,28 @@ import (
 
 // Tuning of the predictor. MaxPaths bounds the predictor marks kept between
 // symbols (and so the work per symbol); ageCap bounds how much one long
-// matching history outweighs a fresh one.
+// matching history outweighs a fresh one, so that several marks on clean
+// copies of the input outvote one long-lived mark whose copy holds a noisy
+// symbol at the next position.
 const (
-	MaxPaths = 4
+	MaxPaths = 8
 	ageCap   = 255
+)
+
+// Resynchronisation hypotheses: how a mark that missed is realigned with
+// the input. hypNone marks a path that has predicted right since it was
+// made (or was made by re-discovery).
+const (
+	hypNone = iota
+	// hypSubst: the input symbol took the place of the expected one (in
+	// the input or in the copy the mark follows); the mark moves past it.
+	hypSubst
+	// hypInsert: the input symbol is extra; the mark stays.
+	hypInsert
+	// hypDelete: the expected symbol is missing and the input is the one
+	// after it; the mark moves past both.
+	hypDelete
+	numHyps
 )
 
 // path is one predictor: a chain of marked nodes from an outer rule down to
@@ -20,10 +38,22 @@ const (
 // occurrence of that rule, which is the paper's "parent rules are marked
 // wherever they appear", computed when needed instead of stored.
 type path struct {
-	nodes   []int32
-	age     int32 // consecutive correct steps (halved by a skipped miss)
-	skipped bool  // the last input did not match; one more miss drops it
+	nodes []int32
+	age   int32 // consecutive correct steps (halved by a resynchronisation)
+	// hyp is the hypothesis that made this mark after a miss, until the
+	// mark's first prediction settles it.
+	hyp uint8
+	// missed: the mark was made by a resynchronisation and has not
+	// predicted right since; one more miss drops it.
+	missed bool
 }
+
+// hypStats counts how the marks each hypothesis made fared at their next
+// symbol; the counts are halved now and then so that they follow a stream
+// whose noise changes.
+type hypStats struct{ hits, trials int32 }
+
+const hypWindow = 1 << 10
 
 // Candidate is one possible next terminal.
 type Candidate struct {
@@ -44,16 +74,17 @@ type Step struct {
 	Prob   float64
 }
 
-// Predictor is a Sequitur grammar with Omnisc'IO's predictor marks. It is
-// not safe for concurrent use.
+// Predictor is a Sequitur grammar with Omnisc'IO's predictor marks, made
+// robust to noisy inputs: marks on several earlier copies of the input vote
+// for the next symbol, and a mark that misses is realigned with the input
+// under three hypotheses instead of being dropped. It is not safe for
+// concurrent use.
 type Predictor struct {
 	g     *Grammar
 	paths []path
 	cands []Candidate
-	// skip keeps, after a miss, the marks that were wrong, moved past the
-	// unexpected input as if it had replaced the expected one (a noisy
-	// symbol), alongside the re-discovered marks. Always on for now.
-	skip bool
+	// hyps learns which resynchronisation the stream's noise calls for.
+	hyps [numHyps]hypStats
 	// spare and free recycle the previous step's path list and node
 	// stacks: a step then allocates nothing in the steady state.
 	spare []path
@@ -62,7 +93,7 @@ type Predictor struct {
 
 // NewPredictor returns an empty predictor.
 func NewPredictor() *Predictor {
-	p := &Predictor{g: New(), skip: true}
+	p := &Predictor{g: New()}
 	p.g.obs = p
 	return p
 }
@@ -75,25 +106,29 @@ func (p *Predictor) terminal(q *path) int32 { return p.g.nodes[q.nodes[len(q.nod
 
 // Append learns sym and moves the predictor marks: marks that expected sym
 // are incremented (across rule ends, into every occurrence of a finished
-// rule when the mark's outer rule is not known), and when none expected it
-// (or none can continue), marks are re-discovered after every occurrence of
-// the last symbol of the start rule.
+// rule when the mark's outer rule is not known); marks that did not are
+// realigned (resync); and when no mark expected sym (or none is left),
+// marks are re-discovered after every occurrence of the last symbol of the
+// start rule.
 func (p *Predictor) Append(sym int) {
 	g := p.g
 	old := p.paths
 	next := p.spare[:0]
 	hit := false
 	for i := range old {
-		if p.terminal(&old[i]) == int32(sym) {
+		q := &old[i]
+		ok := p.terminal(q) == int32(sym)
+		if q.hyp != hypNone {
+			p.settle(q.hyp, ok)
+		}
+		if ok {
 			hit = true
-			next = p.advance(old[i].nodes, old[i].age+1, false, next, 2*MaxPaths)
+			next = p.advance(q.nodes, q.age+1, hypNone, false, next, 4*MaxPaths)
 		}
 	}
-	if !hit && p.skip {
-		for i := range old {
-			if !old[i].skipped {
-				next = p.advance(old[i].nodes, old[i].age/2, true, next, 2*MaxPaths)
-			}
+	for i := range old {
+		if q := &old[i]; p.terminal(q) != int32(sym) && !q.missed {
+			next = p.resync(q, int32(sym), next)
 		}
 	}
 	for i := range old {
@@ -114,9 +149,45 @@ func (p *Predictor) Append(sym int) {
 	p.candidates()
 }
 
+// settle counts the outcome of a mark made by hypothesis h at its first
+// prediction.
+func (p *Predictor) settle(h uint8, hit bool) {
+	st := &p.hyps[h]
+	st.trials++
+	if hit {
+		st.hits++
+	}
+	if st.trials >= hypWindow {
+		st.trials /= 2
+		st.hits /= 2
+	}
+}
+
+// resync realigns q, which expected another symbol than sym, under each
+// hypothesis of what went wrong, appending the realigned marks to out.
+func (p *Predictor) resync(q *path, sym int32, out []path) []path {
+	const budget = 4 * MaxPaths
+	age := q.age / 2
+	out = p.advance(q.nodes, age, hypSubst, true, out, budget)
+	if len(out) < budget {
+		nodes := append(p.stack(len(q.nodes)+4), q.nodes...)
+		out = append(out, path{nodes: nodes, age: age, hyp: hypInsert, missed: true})
+	}
+	// Deletion: the symbol after the expected one is sym.
+	var buf [MaxPaths]path
+	skipped := p.advance(q.nodes, age, hypDelete, true, buf[:0], len(buf))
+	for i := range skipped {
+		if p.terminal(&skipped[i]) == sym {
+			out = p.advance(skipped[i].nodes, age, hypDelete, true, out, budget)
+		}
+		p.recycle(skipped[i].nodes)
+	}
+	return out
+}
+
 // advance moves a predictor past the terminal at its end to the next
 // terminal, appending the result(s) to out; at most budget paths in out.
-func (p *Predictor) advance(from []int32, age int32, skipped bool, out []path, budget int) []path {
+func (p *Predictor) advance(from []int32, age int32, hyp uint8, missed bool, out []path, budget int) []path {
 	if len(out) >= budget {
 		return out
 	}
@@ -135,18 +206,19 @@ func (p *Predictor) advance(from []int32, age int32, skipped bool, out []path, b
 				nx = g.first(refRule(g.nodes[nx].sym))
 				nodes = append(nodes, nx)
 			}
-			return append(out, path{nodes: nodes, age: age, skipped: skipped})
+			return append(out, path{nodes: nodes, age: age, hyp: hyp, missed: missed})
 		}
 		if i > 0 {
 			i--
 			continue
 		}
+		p.recycle(nodes)
 		r := refRule(g.nodes[nx].sym)
 		if r == 0 {
 			return out // end of the input so far: nothing follows yet
 		}
 		for o := g.rules[r].firstUse; o != nilNode && len(out) < budget; o = g.nodes[o].nextUse {
-			out = p.advance([]int32{o}, age, skipped, out, budget)
+			out = p.advance([]int32{o}, age, hyp, missed, out, budget)
 		}
 		return out
 	}
@@ -165,7 +237,7 @@ func (p *Predictor) discover() {
 	start := len(p.paths)
 	for o := g.head(g.nodes[x].sym); o != nilNode && len(p.paths)-start < 2*MaxPaths; o = g.nodes[o].nextUse {
 		if o != x {
-			p.paths = p.advance([]int32{o}, 0, false, p.paths, len(p.paths)+2*MaxPaths-(len(p.paths)-start))
+			p.paths = p.advance([]int32{o}, 0, hypNone, false, p.paths, len(p.paths)+2*MaxPaths-(len(p.paths)-start))
 		}
 	}
 	for i := start; i < len(p.paths); i++ {
@@ -205,15 +277,15 @@ func (p *Predictor) unpin(q *path) {
 	}
 }
 
-// normalize merges identical predictors (keeping the longest history) and
-// keeps the MaxPaths with the longest histories, in a defined order.
+// normalize merges identical predictors (keeping the heaviest) and keeps
+// the MaxPaths heaviest, in a defined order.
 func (p *Predictor) normalize() {
 	ps := p.paths
 	slices.SortStableFunc(ps, func(a, b path) int {
 		if c := compareNodes(a.nodes, b.nodes); c != 0 {
 			return c
 		}
-		return cmp.Compare(b.age, a.age)
+		return cmp.Compare(p.weight(&b), p.weight(&a))
 	})
 	w := 0
 	for i := range ps {
@@ -228,7 +300,7 @@ func (p *Predictor) normalize() {
 	clear(ps[w:])
 	ps = ps[:w]
 	if len(ps) > MaxPaths {
-		slices.SortStableFunc(ps, func(a, b path) int { return cmp.Compare(b.age, a.age) })
+		slices.SortStableFunc(ps, func(a, b path) int { return cmp.Compare(p.weight(&b), p.weight(&a)) })
 		for i := MaxPaths; i < len(ps); i++ {
 			p.unpin(&ps[i])
 			p.recycle(ps[i].nodes)
@@ -251,7 +323,19 @@ func compareNodes(a, b []int32) int {
 	return len(a) - len(b)
 }
 
-func pathWeight(q *path) float64 { return float64(1 + q.age) }
+// weight is a mark's vote: 1 + the number of inputs it predicted right in
+// a row, times, for a mark a resynchronisation made and no input has
+// confirmed yet, the share of its hypothesis's marks that proved right
+// (with one success and one failure assumed, so an unknown stream's first
+// misses try all three).
+func (p *Predictor) weight(q *path) float64 {
+	w := float64(1 + q.age)
+	if q.hyp != hypNone {
+		st := &p.hyps[q.hyp]
+		w *= float64(st.hits+1) / float64(st.trials+2)
+	}
+	return w
+}
 
 // candidates recomputes the candidate list from the predictors.
 func (p *Predictor) candidates() {
@@ -259,7 +343,7 @@ func (p *Predictor) candidates() {
 	total := 0.0
 	for i := range p.paths {
 		t := int(p.terminal(&p.paths[i]))
-		w := pathWeight(&p.paths[i])
+		w := p.weight(&p.paths[i])
 		total += w
 		found := false
 		for j := range p.cands {
@@ -336,7 +420,7 @@ func (p *Predictor) Lookahead(k int) []Step {
 		votes = votes[:0]
 		total := 0.0
 		for i := range cur {
-			t, w := p.terminal(&cur[i].path), pathWeight(&cur[i].path)
+			t, w := p.terminal(&cur[i].path), p.weight(&cur[i].path)
 			total += w
 			found := false
 			for j := range votes {
@@ -361,7 +445,7 @@ func (p *Predictor) Lookahead(k int) []Step {
 			if p.terminal(&cur[i].path) != best.sym || len(next) >= 2*MaxPaths {
 				continue
 			}
-			buf = p.advance(cur[i].nodes, cur[i].age, false, buf[:0], 2*MaxPaths-len(next))
+			buf = p.advance(cur[i].nodes, cur[i].age, cur[i].hyp, cur[i].missed, buf[:0], 2*MaxPaths-len(next))
 			if len(buf) == 0 {
 				next = append(next, walker{p.paths[cur[i].origin], cur[i].origin})
 			}
