@@ -46,6 +46,11 @@ type path struct {
 	// missed: the mark was made by a resynchronisation and has not
 	// predicted right since; one more miss drops it.
 	missed bool
+	// silent: the mark missed while another mark predicted right, so it
+	// follows a copy of the input that differs from the input here (noise
+	// in the copy, or a real change); it does not vote until it predicts
+	// right again, and the candidates stay those of the marks that did.
+	silent bool
 }
 
 // hypStats counts how the marks each hypothesis made fared at their next
@@ -60,8 +65,11 @@ type Candidate struct {
 	Symbol int
 	// Weight is this package's estimate: each predictor mark votes for its
 	// terminal with 1 + the number of consecutive inputs it predicted
-	// correctly (capped), so long-confirmed positions in the grammar outweigh
-	// fresh guesses after a miss. Weights sum to 1.
+	// correctly (capped, halved by a resynchronisation), so long-confirmed
+	// positions in the grammar outweigh fresh guesses after a miss; a mark
+	// a resynchronisation made votes with that times the share of its
+	// hypothesis's marks that proved right so far. Marks that missed while
+	// another predicted right do not vote. Weights sum to 1.
 	Weight float64
 	// Uniform is the paper's weighting: 1/k for k candidates.
 	Uniform float64
@@ -89,6 +97,8 @@ type Predictor struct {
 	// stacks: a step then allocates nothing in the steady state.
 	spare []path
 	free  [][]int32
+	// scratch holds the deletion hypothesis's intermediate marks.
+	scratch []path
 }
 
 // NewPredictor returns an empty predictor.
@@ -107,9 +117,17 @@ func (p *Predictor) terminal(q *path) int32 { return p.g.nodes[q.nodes[len(q.nod
 // Append learns sym and moves the predictor marks: marks that expected sym
 // are incremented (across rule ends, into every occurrence of a finished
 // rule when the mark's outer rule is not known); marks that did not are
-// realigned (resync); and when no mark expected sym (or none is left),
-// marks are re-discovered after every occurrence of the last symbol of the
-// start rule.
+// realigned with the input under each resynchronisation hypothesis, unless
+// they missed already at the previous symbol; and when no mark expected
+// sym (or none is left), marks are re-discovered after every occurrence of
+// the last symbol of the start rule.
+//
+// Why resynchronise: one wrong symbol in the input makes every mark miss,
+// and the grammar offers no new mark that knows where the program is (the
+// wrong symbol's earlier occurrences are unrelated positions); without
+// realignment the predictor restarts from them. One wrong symbol in the
+// copy of the input a mark follows makes that mark alone miss; realigned
+// and silent for a step, it keeps the vote of that copy for later.
 func (p *Predictor) Append(sym int) {
 	g := p.g
 	old := p.paths
@@ -128,7 +146,11 @@ func (p *Predictor) Append(sym int) {
 	}
 	for i := range old {
 		if q := &old[i]; p.terminal(q) != int32(sym) && !q.missed {
+			k := len(next)
 			next = p.resync(q, int32(sym), next)
+			for j := k; j < len(next); j++ {
+				next[j].silent = hit
+			}
 		}
 	}
 	for i := range old {
@@ -174,13 +196,13 @@ func (p *Predictor) resync(q *path, sym int32, out []path) []path {
 		out = append(out, path{nodes: nodes, age: age, hyp: hypInsert, missed: true})
 	}
 	// Deletion: the symbol after the expected one is sym.
-	var buf [MaxPaths]path
-	skipped := p.advance(q.nodes, age, hypDelete, true, buf[:0], len(buf))
-	for i := range skipped {
-		if p.terminal(&skipped[i]) == sym {
-			out = p.advance(skipped[i].nodes, age, hypDelete, true, out, budget)
+	p.scratch = p.advance(q.nodes, age, hypDelete, true, p.scratch[:0], MaxPaths)
+	for i := range p.scratch {
+		if p.terminal(&p.scratch[i]) == sym {
+			out = p.advance(p.scratch[i].nodes, age, hypDelete, true, out, budget)
 		}
-		p.recycle(skipped[i].nodes)
+		p.recycle(p.scratch[i].nodes)
+		p.scratch[i].nodes = nil
 	}
 	return out
 }
@@ -341,9 +363,14 @@ func (p *Predictor) weight(q *path) float64 {
 func (p *Predictor) candidates() {
 	p.cands = p.cands[:0]
 	total := 0.0
+	all := p.allSilent()
 	for i := range p.paths {
-		t := int(p.terminal(&p.paths[i]))
-		w := p.weight(&p.paths[i])
+		q := &p.paths[i]
+		if q.silent && !all {
+			continue
+		}
+		t := int(p.terminal(q))
+		w := p.weight(q)
 		total += w
 		found := false
 		for j := range p.cands {
@@ -372,6 +399,16 @@ func (p *Predictor) candidates() {
 		}
 		return cmp.Compare(a.Symbol, b.Symbol)
 	})
+}
+
+// allSilent reports whether no mark votes, in which case all do.
+func (p *Predictor) allSilent() bool {
+	for i := range p.paths {
+		if !p.paths[i].silent {
+			return false
+		}
+	}
+	return true
 }
 
 // Candidates returns the possible next terminals, by decreasing Weight then
@@ -406,9 +443,12 @@ func (p *Predictor) Lookahead(k int) []Step {
 		path
 		origin int
 	}
-	cur := make([]walker, len(p.paths))
+	cur := make([]walker, 0, len(p.paths))
+	all := p.allSilent()
 	for i := range p.paths {
-		cur[i] = walker{p.paths[i], i}
+		if !p.paths[i].silent || all {
+			cur = append(cur, walker{p.paths[i], i})
+		}
 	}
 	type vote struct {
 		sym int32
@@ -516,7 +556,8 @@ func (p *Predictor) MemoryBytes() int {
 	for i := range p.paths {
 		n += int(unsafe.Sizeof(path{})) + cap(p.paths[i].nodes)*4
 	}
-	n += cap(p.paths)*int(unsafe.Sizeof(path{})) + cap(p.cands)*int(unsafe.Sizeof(Candidate{}))
+	n += (cap(p.paths) + cap(p.spare) + cap(p.scratch)) * int(unsafe.Sizeof(path{}))
+	n += cap(p.cands) * int(unsafe.Sizeof(Candidate{}))
 	return n
 }
 
