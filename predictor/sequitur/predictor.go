@@ -8,12 +8,13 @@ import (
 
 // Tuning of the predictor. MaxPaths bounds the predictor marks kept between
 // symbols (and so the work per symbol); ageCap bounds how much one long
-// matching history outweighs a fresh one, so that several marks on clean
-// copies of the input outvote one long-lived mark whose copy holds a noisy
-// symbol at the next position.
+// matching history outweighs a fresh one, so that a few marks on clean
+// copies of the input outvote one long-lived mark whose copy holds a wrong
+// symbol at the next position (main's 255 let one such mark win; 16 still
+// lets a confirmed mark outweigh the eight fresh ones of a re-discovery).
 const (
 	MaxPaths = 8
-	ageCap   = 255
+	ageCap   = 16
 )
 
 // Resynchronisation hypotheses: how a mark that missed is realigned with
@@ -136,7 +137,10 @@ func (p *Predictor) Append(sym int) {
 	for i := range old {
 		q := &old[i]
 		ok := p.terminal(q) == int32(sym)
-		if q.hyp != hypNone {
+		if q.hyp != hypNone && !q.silent {
+			// Silent marks are left out: they realign with a copy's
+			// noise, whose kind is the inverse of the input's (a symbol
+			// inserted in the copy is one deleted from the input).
 			p.settle(q.hyp, ok)
 		}
 		if ok {
