@@ -85,6 +85,7 @@ func (p *Predictor) Restart() {
 		p.paths = append(p.paths, path{nodes: nodes})
 		p.pin(&p.paths[0])
 	}
+	p.normalize(true)
 	p.candidates()
 }
 

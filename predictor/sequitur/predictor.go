@@ -52,6 +52,8 @@ type path struct {
 	// in the copy, or a real change); it does not vote until it predicts
 	// right again, and the candidates stay those of the marks that did.
 	silent bool
+	// vote caches weight between normalize and the next Append.
+	vote float64
 }
 
 // hypStats counts how the marks each hypothesis made fared at their next
@@ -145,7 +147,7 @@ func (p *Predictor) Append(sym int) {
 		}
 		if ok {
 			hit = true
-			next = p.advance(q.nodes, q.age+1, hypNone, false, next, 4*MaxPaths)
+			next = p.advance(q.nodes, q.age+1, hypNone, false, next, 2*MaxPaths)
 		}
 	}
 	for i := range old {
@@ -163,15 +165,19 @@ func (p *Predictor) Append(sym int) {
 		old[i].nodes = nil
 	}
 	p.spare = old[:0]
-	for i := range next {
-		p.pin(&next[i])
-	}
+	// Keep the best marks before pinning them: pins cost a pass over
+	// each mark's nodes, and only the kept marks need the grammar's
+	// notices of rewrites.
 	p.paths = next
+	p.normalize(false)
+	for i := range p.paths {
+		p.pin(&p.paths[i])
+	}
 	g.Append(sym) // rewrites update p.paths through the observer methods
 	if !hit || len(p.paths) == 0 {
 		p.discover()
+		p.normalize(true)
 	}
-	p.normalize()
 	p.candidates()
 }
 
@@ -192,7 +198,7 @@ func (p *Predictor) settle(h uint8, hit bool) {
 // resync realigns q, which expected another symbol than sym, under each
 // hypothesis of what went wrong, appending the realigned marks to out.
 func (p *Predictor) resync(q *path, sym int32, out []path) []path {
-	const budget = 4 * MaxPaths
+	const budget = 3 * MaxPaths // on top of the marks that hit
 	age := q.age / 2
 	out = p.advance(q.nodes, age, hypSubst, true, out, budget)
 	if len(out) < budget {
@@ -261,9 +267,9 @@ func (p *Predictor) discover() {
 		return
 	}
 	start := len(p.paths)
-	for o := g.head(g.nodes[x].sym); o != nilNode && len(p.paths)-start < 2*MaxPaths; o = g.nodes[o].nextUse {
+	for o := g.head(g.nodes[x].sym); o != nilNode && len(p.paths)-start < MaxPaths; o = g.nodes[o].nextUse {
 		if o != x {
-			p.paths = p.advance([]int32{o}, 0, hypNone, false, p.paths, len(p.paths)+2*MaxPaths-(len(p.paths)-start))
+			p.paths = p.advance([]int32{o}, 0, hypNone, false, p.paths, len(p.paths)+MaxPaths-(len(p.paths)-start))
 		}
 	}
 	for i := start; i < len(p.paths); i++ {
@@ -303,20 +309,27 @@ func (p *Predictor) unpin(q *path) {
 	}
 }
 
-// normalize merges identical predictors (keeping the heaviest) and keeps
-// the MaxPaths heaviest, in a defined order.
-func (p *Predictor) normalize() {
+// normalize keeps the MaxPaths heaviest distinct predictors, heaviest
+// first; among equal weights, the order they were made in, so that the
+// result is deterministic. Of identical predictors the heaviest stays.
+// pinned says whether the predictors' nodes are pinned (and so must be
+// unpinned when a predictor is dropped).
+func (p *Predictor) normalize(pinned bool) {
 	ps := p.paths
-	slices.SortStableFunc(ps, func(a, b path) int {
-		if c := compareNodes(a.nodes, b.nodes); c != 0 {
-			return c
-		}
-		return cmp.Compare(p.weight(&b), p.weight(&a))
-	})
+	for i := range ps {
+		ps[i].vote = p.weight(&ps[i])
+	}
+	slices.SortStableFunc(ps, func(a, b path) int { return cmp.Compare(b.vote, a.vote) })
 	w := 0
 	for i := range ps {
-		if w > 0 && compareNodes(ps[w-1].nodes, ps[i].nodes) == 0 {
-			p.unpin(&ps[i])
+		keep := w < MaxPaths
+		for j := 0; keep && j < w; j++ {
+			keep = !slices.Equal(ps[j].nodes, ps[i].nodes)
+		}
+		if !keep {
+			if pinned {
+				p.unpin(&ps[i])
+			}
 			p.recycle(ps[i].nodes)
 			continue
 		}
@@ -324,29 +337,7 @@ func (p *Predictor) normalize() {
 		w++
 	}
 	clear(ps[w:])
-	ps = ps[:w]
-	if len(ps) > MaxPaths {
-		slices.SortStableFunc(ps, func(a, b path) int { return cmp.Compare(p.weight(&b), p.weight(&a)) })
-		for i := MaxPaths; i < len(ps); i++ {
-			p.unpin(&ps[i])
-			p.recycle(ps[i].nodes)
-		}
-		clear(ps[MaxPaths:])
-		ps = ps[:MaxPaths]
-	}
-	p.paths = ps
-}
-
-func compareNodes(a, b []int32) int {
-	for i := 0; i < len(a) && i < len(b); i++ {
-		if a[i] != b[i] {
-			if a[i] < b[i] {
-				return -1
-			}
-			return 1
-		}
-	}
-	return len(a) - len(b)
+	p.paths = ps[:w]
 }
 
 // weight is a mark's vote: 1 + the number of inputs it predicted right in
@@ -374,7 +365,7 @@ func (p *Predictor) candidates() {
 			continue
 		}
 		t := int(p.terminal(q))
-		w := p.weight(q)
+		w := q.vote
 		total += w
 		found := false
 		for j := range p.cands {
