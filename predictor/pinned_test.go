@@ -105,7 +105,7 @@ func TestPredictionsPinned(t *testing.T) {
 		want   uint64
 	}{
 		{"periodic", periodicStream(6000), 0x62dd0c095e4646a1},
-		{"noisy", noisyStream(6000, 0.05, 1), 0xdeafdadcfd2af542},
+		{"noisy", noisyStream(6000, 0.05, 1), 0x89a8eef0fc9b62d7},
 		{"hdf5", hdf5, 0xcf30b17ad00d1fc9},
 		{"threads", threadedRun(6000, 3), 0x4476154dd68d17d2},
 		{"write1", pointers(callStream("write1", 6000)), 0xe194b39563d7e04},

@@ -147,7 +147,7 @@ func (p *Predictor) Append(sym int) {
 		}
 		if ok {
 			hit = true
-			next = p.advance(q.nodes, q.age+1, hypNone, false, next, 2*MaxPaths)
+			next = p.advance(q.nodes, q.age+1, hypNone, false, next, 4*MaxPaths)
 		}
 	}
 	for i := range old {
@@ -165,19 +165,15 @@ func (p *Predictor) Append(sym int) {
 		old[i].nodes = nil
 	}
 	p.spare = old[:0]
-	// Keep the best marks before pinning them: pins cost a pass over
-	// each mark's nodes, and only the kept marks need the grammar's
-	// notices of rewrites.
 	p.paths = next
-	p.normalize(false)
 	for i := range p.paths {
 		p.pin(&p.paths[i])
 	}
 	g.Append(sym) // rewrites update p.paths through the observer methods
 	if !hit || len(p.paths) == 0 {
 		p.discover()
-		p.normalize(true)
 	}
+	p.normalize(true)
 	p.candidates()
 }
 
@@ -198,7 +194,7 @@ func (p *Predictor) settle(h uint8, hit bool) {
 // resync realigns q, which expected another symbol than sym, under each
 // hypothesis of what went wrong, appending the realigned marks to out.
 func (p *Predictor) resync(q *path, sym int32, out []path) []path {
-	const budget = 3 * MaxPaths // on top of the marks that hit
+	const budget = 4 * MaxPaths // marks in out, those that hit included
 	age := q.age / 2
 	out = p.advance(q.nodes, age, hypSubst, true, out, budget)
 	if len(out) < budget {
@@ -267,9 +263,9 @@ func (p *Predictor) discover() {
 		return
 	}
 	start := len(p.paths)
-	for o := g.head(g.nodes[x].sym); o != nilNode && len(p.paths)-start < MaxPaths; o = g.nodes[o].nextUse {
+	for o := g.head(g.nodes[x].sym); o != nilNode && len(p.paths)-start < 2*MaxPaths; o = g.nodes[o].nextUse {
 		if o != x {
-			p.paths = p.advance([]int32{o}, 0, hypNone, false, p.paths, len(p.paths)+MaxPaths-(len(p.paths)-start))
+			p.paths = p.advance([]int32{o}, 0, hypNone, false, p.paths, len(p.paths)+2*MaxPaths-(len(p.paths)-start))
 		}
 	}
 	for i := start; i < len(p.paths); i++ {
@@ -309,9 +305,8 @@ func (p *Predictor) unpin(q *path) {
 	}
 }
 
-// normalize keeps the MaxPaths heaviest distinct predictors, heaviest
-// first; among equal weights, the order they were made in, so that the
-// result is deterministic. Of identical predictors the heaviest stays.
+// normalize merges identical predictors (keeping the heaviest) and keeps
+// the MaxPaths heaviest, in a defined order (by nodes, then by weight).
 // pinned says whether the predictors' nodes are pinned (and so must be
 // unpinned when a predictor is dropped).
 func (p *Predictor) normalize(pinned bool) {
@@ -319,14 +314,15 @@ func (p *Predictor) normalize(pinned bool) {
 	for i := range ps {
 		ps[i].vote = p.weight(&ps[i])
 	}
-	slices.SortStableFunc(ps, func(a, b path) int { return cmp.Compare(b.vote, a.vote) })
+	slices.SortStableFunc(ps, func(a, b path) int {
+		if c := slices.Compare(a.nodes, b.nodes); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.vote, a.vote)
+	})
 	w := 0
 	for i := range ps {
-		keep := w < MaxPaths
-		for j := 0; keep && j < w; j++ {
-			keep = !slices.Equal(ps[j].nodes, ps[i].nodes)
-		}
-		if !keep {
+		if w > 0 && slices.Equal(ps[w-1].nodes, ps[i].nodes) {
 			if pinned {
 				p.unpin(&ps[i])
 			}
@@ -337,7 +333,19 @@ func (p *Predictor) normalize(pinned bool) {
 		w++
 	}
 	clear(ps[w:])
-	p.paths = ps[:w]
+	ps = ps[:w]
+	if len(ps) > MaxPaths {
+		slices.SortStableFunc(ps, func(a, b path) int { return cmp.Compare(b.vote, a.vote) })
+		for i := MaxPaths; i < len(ps); i++ {
+			if pinned {
+				p.unpin(&ps[i])
+			}
+			p.recycle(ps[i].nodes)
+		}
+		clear(ps[MaxPaths:])
+		ps = ps[:MaxPaths]
+	}
+	p.paths = ps
 }
 
 // weight is a mark's vote: 1 + the number of inputs it predicted right in
