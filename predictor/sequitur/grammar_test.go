@@ -270,6 +270,9 @@ func FuzzAppend(f *testing.F) {
 			if err := p.Grammar().Check(); err != nil {
 				t.Fatalf("after symbol %d: %v", i, err)
 			}
+			if err := checkMarks(p); err != nil {
+				t.Fatalf("after symbol %d: %v", i, err)
+			}
 		}
 		checkExpansion(t, p.Grammar(), in)
 	})

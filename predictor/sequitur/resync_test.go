@@ -215,3 +215,55 @@ func TestLoadedPredictsAsMain(t *testing.T) {
 		})
 	}
 }
+
+// checkMarks verifies the predictor's marks against the grammar: each is a
+// chain of live nodes from an outer rule down to a terminal, each node one
+// level into the rule its parent references; the pins equal the marks
+// holding each node; at most MaxPaths marks; candidate weights sum to 1.
+func checkMarks(p *Predictor) error {
+	g := p.g
+	if len(p.paths) > MaxPaths {
+		return fmt.Errorf("%d marks", len(p.paths))
+	}
+	pins := make(map[int32]int32)
+	for i, q := range p.paths {
+		if len(q.nodes) == 0 {
+			return fmt.Errorf("mark %d is empty", i)
+		}
+		for j, n := range q.nodes {
+			pins[n]++
+			if n < 0 || int(n) >= len(g.nodes) || g.nodes[n].guard || g.nodes[n].next == nilNode {
+				return fmt.Errorf("mark %d holds dead node %d", i, n)
+			}
+			last := j == len(q.nodes)-1
+			if last != !g.isRef(n) {
+				return fmt.Errorf("mark %d: node %d at level %d of %d", i, n, j, len(q.nodes))
+			}
+			if !last {
+				r := refRule(g.nodes[n].sym)
+				found := false
+				for m := g.first(r); !g.nodes[m].guard; m = g.nodes[m].next {
+					found = found || m == q.nodes[j+1]
+				}
+				if !found {
+					return fmt.Errorf("mark %d: node %d is not in the rule node %d references", i, q.nodes[j+1], n)
+				}
+			}
+		}
+	}
+	for n := range g.nodes {
+		if got, want := g.nodes[n].pins, pins[int32(n)]; got != want {
+			return fmt.Errorf("node %d has %d pins, %d marks hold it", n, got, want)
+		}
+	}
+	if len(p.cands) > 0 {
+		sum := 0.0
+		for _, c := range p.cands {
+			sum += c.Weight
+		}
+		if sum < 0.999999 || sum > 1.000001 {
+			return fmt.Errorf("candidate weights sum to %v", sum)
+		}
+	}
+	return nil
+}
