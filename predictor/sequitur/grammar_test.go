@@ -271,6 +271,11 @@ func FuzzAppend(f *testing.F) {
 				t.Fatalf("after symbol %d: %v", i, err)
 			}
 		}
+		// The marks are checked once per input: a check after every
+		// symbol would cost the fuzzer most of its speed.
+		if err := checkMarks(p); err != nil {
+			t.Fatal(err)
+		}
 		checkExpansion(t, p.Grammar(), in)
 	})
 }
