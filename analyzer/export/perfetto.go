@@ -30,8 +30,10 @@ type PerfettoOptions struct {
 //     program, pid and host; each thread is a track, named by its tid;
 //   - each call is a complete slice ("X") named by the call, with the
 //     file, offset, size, bytes, return value, errno, context, and the
-//     MPI-IO call it happened in, as arguments; a POSIX call that ROMIO
-//     issues inside an MPI-IO call nests in it on the same track;
+//     MPI-IO call it happened in, as arguments, and dir ("read", "write")
+//     when its bytes are the application's own (summing bytes by dir
+//     counts each byte once, as `iopred summary` does); a POSIX call that
+//     ROMIO issues inside an MPI-IO call nests in it on the same track;
 //   - with opt.Predict, each call is followed by an instant event ("i")
 //     with the predictor's guess of the next call and whether it was right;
 //   - forks, execs and exits are instant events of the process.
@@ -153,9 +155,10 @@ func (p *perfetto) trace(pid int, trace string, jobStart int64, st *Stats) error
 			if guess.valid {
 				p.prediction(pid, &guess, e, st)
 			}
-			p.slice(pid, shift, e)
+			dir := flow.Of(e)
+			p.slice(pid, shift, e, dir)
 			st.Events++
-			switch flow.Of(e) {
+			switch dir {
 			case tracefmt.Read:
 				st.BytesRead += max(e.Bytes, 0)
 			case tracefmt.Write:
@@ -250,7 +253,7 @@ func appendMicros(b []byte, ns int64) []byte {
 	return b
 }
 
-func (p *perfetto) slice(pid int, shift int64, e *tracefmt.Event) {
+func (p *perfetto) slice(pid int, shift int64, e *tracefmt.Event, dir tracefmt.Direction) {
 	layer := e.Layer
 	if layer == "" {
 		layer = tracefmt.LayerOf(e.Op)
@@ -281,6 +284,12 @@ func (p *perfetto) slice(pid int, shift int64, e *tracefmt.Event) {
 	b = strconv.AppendInt(b, e.Bytes, 10)
 	b = append(b, `,"ret":`...)
 	b = strconv.AppendInt(b, e.Ret, 10)
+	switch dir {
+	case tracefmt.Read:
+		b = append(b, `,"dir":"read"`...)
+	case tracefmt.Write:
+		b = append(b, `,"dir":"write"`...)
+	}
 	if e.Errno != 0 {
 		b = append(b, `,"errno":`...)
 		b = strconv.AppendInt(b, int64(e.Errno), 10)
