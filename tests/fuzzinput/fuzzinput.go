@@ -11,6 +11,7 @@ package fuzzinput
 
 import (
 	"bytes"
+	"encoding/json"
 	"hash/fnv"
 	"math/rand/v2"
 	"slices"
@@ -76,29 +77,58 @@ func Lines(doc []byte, n int) []byte {
 // A doc that is not msgpack, or that valid refuses once re-encoded, comes
 // back unchanged.
 func ShrinkMsgpack(doc []byte, valid func([]byte) bool) []byte {
-	var root any
-	if err := msgpack.Unmarshal(doc, &root); err != nil {
-		return doc
+	decode := func(b []byte) (any, error) {
+		var v any
+		err := msgpack.Unmarshal(b, &v)
+		return v, err
 	}
-	encode := func() ([]byte, bool) {
+	encode := func(v any) ([]byte, error) {
 		var b bytes.Buffer
 		enc := msgpack.NewEncoder(&b)
 		enc.SetSortMapKeys(true)
 		enc.UseCompactInts(true)
 		enc.UseCompactFloats(true)
-		if err := enc.Encode(root); err != nil {
+		err := enc.Encode(v)
+		return b.Bytes(), err
+	}
+	return shrink(doc, decode, encode, valid)
+}
+
+// ShrinkJSON is ShrinkMsgpack for a JSON document; numbers keep their
+// text.
+func ShrinkJSON(doc []byte, valid func([]byte) bool) []byte {
+	decode := func(b []byte) (any, error) {
+		var v any
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.UseNumber()
+		err := dec.Decode(&v)
+		return v, err
+	}
+	return shrink(doc, decode, json.Marshal, valid)
+}
+
+// shrink drops map entries and array elements of the decoded doc while
+// valid accepts the encoded result.
+func shrink(doc []byte, decode func([]byte) (any, error), encodeValue func(any) ([]byte, error), valid func([]byte) bool) []byte {
+	root, err := decode(doc)
+	if err != nil {
+		return doc
+	}
+	encode := func() ([]byte, bool) {
+		b, err := encodeValue(root)
+		if err != nil {
 			return nil, false
 		}
-		return b.Bytes(), valid(b.Bytes())
+		return b, valid(b)
 	}
 	best, ok := encode()
 	if !ok {
 		return doc
 	}
-	// shrink works on the value that get returns and set stores, so that
+	// walk works on the value that get returns and set stores, so that
 	// a shortened array is written back into its parent.
-	var shrink func(get func() any, set func(any))
-	shrink = func(get func() any, set func(any)) {
+	var walk func(get func() any, set func(any))
+	walk = func(get func() any, set func(any)) {
 		switch x := get().(type) {
 		case map[string]any:
 			keys := make([]string, 0, len(x))
@@ -114,7 +144,7 @@ func ShrinkMsgpack(doc []byte, valid func([]byte) bool) []byte {
 					continue
 				}
 				x[k] = old
-				shrink(func() any { return x[k] }, func(v any) { x[k] = v })
+				walk(func() any { return x[k] }, func(v any) { x[k] = v })
 			}
 		case []any:
 			for i := len(x) - 1; i >= 0; i-- {
@@ -126,10 +156,10 @@ func ShrinkMsgpack(doc []byte, valid func([]byte) bool) []byte {
 					continue
 				}
 				set(full)
-				shrink(func() any { return x[i] }, func(v any) { x[i] = v })
+				walk(func() any { return x[i] }, func(v any) { x[i] = v })
 			}
 		}
 	}
-	shrink(func() any { return root }, func(v any) { root = v })
+	walk(func() any { return root }, func(v any) { root = v })
 	return best
 }

@@ -2,6 +2,7 @@ package fuzzinput
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"testing"
 
@@ -111,5 +112,22 @@ func TestShrinkMsgpack(t *testing.T) {
 	}
 	if got := ShrinkMsgpack([]byte{0xc1}, valid); string(got) != "\xc1" {
 		t.Errorf("a byte that is no msgpack came back as %q", got)
+	}
+}
+
+// ShrinkJSON keeps numbers as written and drops what valid does not need.
+func TestShrinkJSON(t *testing.T) {
+	doc := []byte(`{"days":1,"big":12345678901234567890,"apps":[{"name":"a","runs":3},{"name":"b"}],"noise":"x"}`)
+	valid := func(b []byte) bool {
+		var v struct {
+			Days int
+			Big  json.Number
+			Apps []struct{ Runs int }
+		}
+		return json.Unmarshal(b, &v) == nil && v.Days == 1 && v.Big == "12345678901234567890" && len(v.Apps) > 0 && v.Apps[0].Runs == 3
+	}
+	got := string(ShrinkJSON(doc, valid))
+	if want := `{"apps":[{"runs":3}],"big":12345678901234567890,"days":1}`; got != want {
+		t.Errorf("shrunk to %s, want %s", got, want)
 	}
 }
