@@ -54,7 +54,7 @@ type Row struct {
 
 // ParquetOptions tune Parquet.
 type ParquetOptions struct {
-	// RowGroup is the number of rows per row group (0: 65,536); the
+	// RowGroup is the number of rows per row group (0: 16,384); the
 	// writer holds one row group in memory.
 	RowGroup int64
 	// Command is the command line, recorded in the file's metadata.
@@ -71,7 +71,7 @@ func Parquet(w io.Writer, traces []string, opt ParquetOptions) (Stats, error) {
 		return st, err
 	}
 	if opt.RowGroup <= 0 {
-		opt.RowGroup = 1 << 16
+		opt.RowGroup = 1 << 14
 	}
 	options := []parquet.WriterOption{
 		parquet.Compression(&zstd.Codec{Level: zstd.SpeedDefault}),
