@@ -12,7 +12,7 @@ BUILD   := build
 #   would shift the descriptor numbers the application gets.
 LIB_LDFLAGS := -X=runtime.godebugDefault=asyncpreemptoff=1,containermaxprocs=0,updatemaxprocs=0
 
-.PHONY: all lib cli header test bench demo clean FORCE
+.PHONY: all lib cli header test bench demo fuzz clean FORCE
 
 all: lib cli header
 
@@ -46,6 +46,17 @@ bench: all
 
 demo: all
 	bash tests/demo.sh
+
+# Every fuzz target in the repository, one after another, each for FUZZTIME
+# (a go test -fuzztime: 5m, 30s, 100000x).
+FUZZTIME ?= 5m
+fuzz:
+	@set -e; for f in $$(grep -rl --include='*_test.go' '^func Fuzz' . | sort); do \
+	  for t in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$f); do \
+	    echo "== $$(dirname $$f) $$t"; \
+	    $(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) $$(dirname $$f); \
+	  done; \
+	done
 
 clean:
 	rm -rf $(BUILD)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"iopred/tests/fuzzinput"
 	"iopred/tracefmt"
 )
 
@@ -163,18 +164,28 @@ func TestLoadRejectsGarbage(t *testing.T) {
 }
 
 // FuzzLoad proves that no input makes Load panic, and that what it accepts
-// is usable.
+// is usable. The seeds are small models (an empty one and one of a few
+// calls, with what Load can do without left out) and small edits of them:
+// see tests/fuzzinput for why small.
 func FuzzLoad(f *testing.F) {
-	m := New(Options{})
-	run, _ := hdf5Run(3, 2, 3)
-	for _, e := range run {
-		m.Observe(e)
+	run := periodicStream(12)
+	for _, n := range []int{0, 6} {
+		m := New(Options{})
+		for _, e := range run[:n] {
+			m.Observe(e)
+		}
+		var good bytes.Buffer
+		if err := m.Save(&good); err != nil {
+			f.Fatal(err)
+		}
+		small := fuzzinput.ShrinkMsgpack(good.Bytes(), func(b []byte) bool {
+			m, err := Load(bytes.NewReader(b))
+			return err == nil && m.Contexts() == n/2
+		})
+		for _, in := range fuzzinput.Edits(small, 10) {
+			f.Add(in)
+		}
 	}
-	var good bytes.Buffer
-	if err := m.Save(&good); err != nil {
-		f.Fatal(err)
-	}
-	f.Add(good.Bytes())
 	f.Add([]byte{})
 	f.Add([]byte{0x81, 0xa1, 'a', 0x01})
 	f.Fuzz(func(t *testing.T, in []byte) {
@@ -184,7 +195,7 @@ func FuzzLoad(f *testing.F) {
 		}
 		m.Predict(4)
 		m.Phase()
-		for _, e := range run[:20] {
+		for _, e := range run {
 			m.Observe(e)
 			m.Predict(2)
 		}

@@ -2,6 +2,7 @@ package predictor
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/vmihailenco/msgpack/v5"
 
+	"iopred/internal/msgcheck"
 	"iopred/predictor/sequitur"
 )
 
@@ -111,8 +113,17 @@ func Load(r io.Reader) (m *Model, err error) {
 			m, err = nil, fmt.Errorf("predictor: load: malformed model: %v", p)
 		}
 	}()
+	// Read whole: a model is small, and its lengths are checked against
+	// its size before the decoder allocates by them (see msgcheck).
+	doc, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("predictor: load: %w", err)
+	}
+	if err := msgcheck.Check(doc); err != nil {
+		return nil, fmt.Errorf("predictor: load: %w", err)
+	}
 	var s savedModel
-	if err := msgpack.NewDecoder(bufio.NewReader(r)).Decode(&s); err != nil {
+	if err := msgpack.NewDecoder(bytes.NewReader(doc)).Decode(&s); err != nil {
 		return nil, fmt.Errorf("predictor: load: %w", err)
 	}
 	if s.Format != modelFormat {

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"testing"
 
+	"iopred/tests/fuzzinput"
 	"iopred/tracefmt"
 )
 
@@ -220,11 +221,22 @@ func TestRejects(t *testing.T) {
 }
 
 // FuzzDecode: no input makes Decode panic or accept a partial that
-// Merge and Summarize cannot use.
+// Merge and Summarize cannot use. The seeds are two ranks' partials of a
+// few calls, with what Decode can do without left out, and small edits of
+// them (tests/fuzzinput says why small).
 func FuzzDecode(f *testing.F) {
-	for _, p := range ranks(2, 2, 2048, 1024, 2, 1e8) {
-		b, _ := p.Encode()
-		f.Add(b)
+	for _, p := range ranks(2, 1, 2048, 1024, 2, 1e6) {
+		b, err := p.Encode()
+		if err != nil {
+			f.Fatal(err)
+		}
+		small := fuzzinput.ShrinkMsgpack(b, func(b []byte) bool {
+			q, err := Decode(b)
+			return err == nil && q.Ranks == p.Ranks && len(q.Streams) == len(p.Streams) && !q.Write.Empty()
+		})
+		for _, in := range fuzzinput.Edits(small, 10) {
+			f.Add(in)
+		}
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		p, err := Decode(b)

@@ -23,6 +23,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"iopred/analyzer/pathfilter"
+	"iopred/internal/msgcheck"
 	"iopred/predictor/pattern"
 	"iopred/tracefmt"
 )
@@ -266,6 +267,9 @@ func (p *Partial) Encode() ([]byte, error) {
 // Decode reads a partial that Encode wrote and checks that it is one
 // (another rank's message: never trusted to be well formed).
 func Decode(b []byte) (*Partial, error) {
+	if err := msgcheck.Check(b); err != nil {
+		return nil, fmt.Errorf("job: partial: %w", err)
+	}
 	p := new(Partial)
 	dec := msgpack.NewDecoder(bytes.NewReader(b))
 	if err := dec.Decode(p); err != nil {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"iopred/tests/fuzzinput"
 	"iopred/tests/interop"
 )
 
@@ -307,9 +308,14 @@ func TestReadJobsDetect(t *testing.T) {
 }
 
 // FuzzReadSacct proves that no input makes the sacct reader panic or
-// hang, and that every job it returns is well formed.
+// hang, and that every job it returns is well formed. The seeds are the
+// sample's header and first job, and small edits of them: Go's fuzzer
+// minimises each input that finds new code at a cost quadratic in its
+// length (tests/fuzzinput).
 func FuzzReadSacct(f *testing.F) {
-	f.Add([]byte(sacctSample))
+	for _, in := range fuzzinput.Edits(fuzzinput.Lines([]byte(sacctSample), 2), 6) {
+		f.Add(in)
+	}
 	f.Add([]byte("JobIDRaw|User|JobName|NNodes|Start|End|State\n1|u|n|2K|1|2|X\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		jobs, err := ReadSacct(bytes.NewReader(b), "fuzz", Options{TZ: time.UTC, SkipBad: true, Running: true})
@@ -326,7 +332,13 @@ func FuzzReadSacct(f *testing.F) {
 
 // FuzzReadTorque is FuzzReadSacct for Torque accounting records.
 func FuzzReadTorque(f *testing.F) {
-	f.Add([]byte(torqueSample))
+	lines := bytes.SplitAfter([]byte(torqueSample), []byte("\n"))
+	for _, l := range lines {
+		if len(l) > 0 {
+			f.Add(l) // one record each: the sample whole is 1.3 KB
+		}
+	}
+	f.Add(fuzzinput.Edits(lines[2], 1)[1])
 	f.Fuzz(func(t *testing.T, b []byte) {
 		jobs, err := ReadTorque(bytes.NewReader(b), "fuzz", Options{TZ: time.UTC, SkipBad: true})
 		if err != nil {

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"iopred/analyzer/export"
+	"iopred/tracefmt"
+)
+
+func init() {
+	register(&command{
+		name:    "export",
+		usage:   "--format perfetto|parquet [--predict=false] -o FILE TRACE|DIR...",
+		summary: "write the traces as a Perfetto/Chrome trace (JSON) or as a Parquet table of events",
+		run:     runExport,
+	})
+}
+
+func runExport(args []string, stdout, stderr io.Writer) error {
+	c := commands["export"]
+	fs := newFlagSet(c, stderr)
+	format := fs.String("format", "", "`perfetto` (Chrome trace-event JSON for ui.perfetto.dev) or `parquet` (one row per event)")
+	out := fs.String("o", "", "write to `FILE` (- for standard output)")
+	predict := fs.Bool("predict", true, "perfetto: run the predictor and show its guess of each next call as an instant event")
+	paths, err := parseFlagsAnywhere(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(paths) == 0 || *out == "" || (*format != "perfetto" && *format != "parquet") {
+		if *format != "" && *format != "perfetto" && *format != "parquet" {
+			fmt.Fprintf(stderr, "iopred export: unknown --format %q\n", *format)
+		}
+		return errUsage
+	}
+	traces, err := tracefmt.Discover(paths...)
+	if err != nil {
+		return err
+	}
+	if err := tracefmt.CheckTimeResolved(traces...); err != nil {
+		return err
+	}
+	var w io.Writer = stdout
+	var f *os.File
+	if *out != "-" {
+		if f, err = os.Create(*out); err != nil {
+			return err
+		}
+		w = f
+	}
+	cmdline := "iopred export " + strings.Join(args, " ")
+	var st export.Stats
+	switch *format {
+	case "perfetto":
+		st, err = export.Perfetto(w, traces, export.PerfettoOptions{Predict: *predict, Command: cmdline})
+	case "parquet":
+		st, err = export.Parquet(w, traces, export.ParquetOptions{Command: cmdline})
+	}
+	if f != nil {
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		if f != nil {
+			os.Remove(*out) // a partial file would pass for an export
+		}
+		return err
+	}
+	for _, p := range st.Problems {
+		fmt.Fprintf(stderr, "iopred export: warning: %s\n", p)
+	}
+	if f != nil {
+		fmt.Fprintf(stderr, "%s: %d traces, %d events, %d bytes read, %d bytes written", *out, st.Traces, st.Events, st.BytesRead, st.BytesWritten)
+		if st.Predictions > 0 {
+			fmt.Fprintf(stderr, ", %d predictions (%d right)", st.Predictions, st.Hits)
+		}
+		if st.Skipped > 0 {
+			fmt.Fprintf(stderr, ", %d per-file counters records left out (they have no time)", st.Skipped)
+		}
+		fmt.Fprintln(stderr)
+	}
+	if len(st.Problems) > 0 {
+		return errors.New("some traces could not be read to their end; what they held is exported")
+	}
+	return nil
+}

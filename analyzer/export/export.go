@@ -1,0 +1,95 @@
+// Package export writes traces in the formats of other tools, streaming:
+// each trace is read once, record by record, and what is written leaves
+// memory as it goes, so a trace of millions of events costs no more memory
+// than one of a thousand.
+//
+//   - Perfetto writes Chrome's trace-event JSON, which ui.perfetto.dev and
+//     chrome://tracing open: a process per trace, a track per thread, each
+//     call a slice with its file, offset, size and bytes, the predictor's
+//     guess of the next call an instant event.
+//   - Parquet writes one typed row per event, the columns of `iopred
+//     events`, for DuckDB, pandas, Polars and Spark.
+//
+// Both read every trace format package tracefmt reads. Records without a
+// time (a Darshan log's counters, which have no DXT segments) cannot be
+// placed on a timeline or in a row of calls; they are counted in
+// Stats.Skipped.
+package export
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"iopred/tracefmt"
+)
+
+// Stats counts what an export wrote, so that a caller can check it
+// against `iopred summary` of the same traces (every path kept).
+type Stats struct {
+	Traces int `json:"traces"`
+	// Events are the calls exported: the Parquet rows, the Perfetto slices.
+	Events uint64 `json:"events"`
+	// BytesRead and BytesWritten are the application's own data, every
+	// byte counted once as the summary counts it (tracefmt.DataFlow).
+	BytesRead    int64 `json:"bytes_read"`
+	BytesWritten int64 `json:"bytes_written"`
+	// Predictions are the instant events of the predictor's guesses, Hits
+	// those whose call and context were the next call's.
+	Predictions uint64 `json:"predictions,omitempty"`
+	Hits        uint64 `json:"hits,omitempty"`
+	// Skipped counts the records that have no time (per-file counters).
+	Skipped uint64 `json:"skipped,omitempty"`
+	// Problems lists the traces that could not be read to their end; what
+	// they held up to the fault is exported.
+	Problems []string `json:"problems,omitempty"`
+}
+
+// jobStart is the earliest trace's time anchor, the zero of every time
+// the exports write relative to the job. Traces without an anchor count
+// as starting with the job.
+func jobStart(traces []string) (int64, error) {
+	var start int64
+	for _, t := range traces {
+		r, err := tracefmt.Open(t)
+		if err != nil {
+			return 0, err
+		}
+		h := r.Header()
+		r.Close()
+		if h.StartUnixNs > 0 && (start == 0 || h.StartUnixNs < start) {
+			start = h.StartUnixNs
+		}
+	}
+	return start, nil
+}
+
+// eachRecord calls fn with every record left in r, in order, and returns
+// the error that stopped it. A truncated or corrupt trace ends the loop
+// with its error, which the caller records as a problem, not a failure:
+// what was read before the fault is exported.
+func eachRecord(r tracefmt.Stream, fn func(*tracefmt.Record) error) (readErr, writeErr error) {
+	// The reader's Each would mix its errors with fn's: a fault in the
+	// trace is a problem to report, a fault in the output stops the export.
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			return nil, nil
+		}
+		if err != nil {
+			return err, nil
+		}
+		if err := fn(&rec); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// problem turns a read error into the line Stats.Problems keeps.
+func problem(trace string, err error) string {
+	var te *tracefmt.TruncatedError
+	if errors.As(err, &te) {
+		return fmt.Sprintf("%s: truncated: %v", trace, err)
+	}
+	return fmt.Sprintf("%s: %v", trace, err)
+}
