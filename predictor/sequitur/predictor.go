@@ -41,6 +41,10 @@ const (
 type path struct {
 	nodes []int32
 	age   int32 // consecutive correct steps (halved by a resynchronisation)
+	// run counts the consecutive correct steps, uncapped, and 0 for a mark
+	// a resynchronisation or re-discovery made: how long the copy of the
+	// input this mark follows has agreed with the input (Candidate.Run).
+	run int32
 	// hyp is the hypothesis that made this mark after a miss, until the
 	// mark's first prediction settles it.
 	hyp uint8
@@ -76,6 +80,13 @@ type Candidate struct {
 	Weight float64
 	// Uniform is the paper's weighting: 1/k for k candidates.
 	Uniform float64
+	// Run is the longest run of consecutive right predictions among the
+	// marks voting for this symbol: Weight caps a mark's history so that
+	// several copies can outvote one, Run tells which candidate the
+	// longest-confirmed copy of the input names (see the model's offset
+	// and size tables, which trust a local grammar over other predictors
+	// only when its first candidate is that one).
+	Run int
 }
 
 // Step is one symbol of a lookahead and its probability given the steps
@@ -147,7 +158,11 @@ func (p *Predictor) Append(sym int) {
 		}
 		if ok {
 			hit = true
+			k := len(next)
 			next = p.advance(q.nodes, q.age+1, hypNone, false, next, 4*MaxPaths)
+			for j := k; j < len(next); j++ {
+				next[j].run = q.run + 1
+			}
 		}
 	}
 	for i := range old {
@@ -323,6 +338,7 @@ func (p *Predictor) normalize(pinned bool) {
 	w := 0
 	for i := range ps {
 		if w > 0 && slices.Equal(ps[w-1].nodes, ps[i].nodes) {
+			ps[w-1].run = max(ps[w-1].run, ps[i].run)
 			if pinned {
 				p.unpin(&ps[i])
 			}
@@ -379,12 +395,13 @@ func (p *Predictor) candidates() {
 		for j := range p.cands {
 			if p.cands[j].Symbol == t {
 				p.cands[j].Weight += w
+				p.cands[j].Run = max(p.cands[j].Run, int(q.run))
 				found = true
 				break
 			}
 		}
 		if !found {
-			p.cands = append(p.cands, Candidate{Symbol: t, Weight: w})
+			p.cands = append(p.cands, Candidate{Symbol: t, Weight: w, Run: int(q.run)})
 		}
 	}
 	for j := range p.cands {

@@ -206,7 +206,11 @@ func TestLoadedPredictsAsMain(t *testing.T) {
 			g.obs = ref
 			ref.restart()
 			for i, s := range tc.second {
-				if got, want := q.Candidates(), ref.Candidates(); !reflect.DeepEqual(got, want) {
+				got, want := q.Candidates(), ref.Candidates()
+				for j := range got {
+					got[j].Run = 0 // main's predictor has no Run
+				}
+				if !reflect.DeepEqual(got, want) {
 					t.Fatalf("symbol %d: candidates %v, main's %v", i, got, want)
 				}
 				q.Append(s)
