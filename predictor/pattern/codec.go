@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 
+	"iopred/internal/msgcheck"
+
 	"github.com/vmihailenco/msgpack/v5"
 )
 
@@ -34,7 +36,7 @@ func (x *Index) Marshal() ([]byte, error) {
 // It returns an error, never panics, on any input.
 func Unmarshal(data []byte) (*Index, error) {
 	var x Index
-	if err := checkMsgpack(data); err != nil {
+	if err := msgcheck.Check(data); err != nil {
 		return nil, fmt.Errorf("pattern: decode index: %w", err)
 	}
 	if err := msgpack.Unmarshal(data, &x); err != nil {
