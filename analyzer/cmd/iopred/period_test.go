@@ -216,3 +216,37 @@ func TestPeriodJob(t *testing.T) {
 		t.Errorf("summary's job: %d ranks, period %v; period --job: %v", sum.Job.Ranks, p, *got.PeriodS)
 	}
 }
+
+// TestPeriodDefaultSignal proves the default picks the signal by input:
+// on iopred traces the job's (the same answer as --signal job, its first
+// lines naming the signal and the job's start as a date, times since
+// then), on FTIO's inputs FTIO's 10 Hz sampling with FTIO's answer; an
+// FTIO sampling option on iopred traces asks for FTIO's sampling.
+func TestPeriodDefaultSignal(t *testing.T) {
+	dir, _ := synthTraces(t)
+	run := func(args ...string) string {
+		t.Helper()
+		var out, errb bytes.Buffer
+		if code := runMain(append([]string{"period"}, args...), &out, &errb); code != 0 {
+			t.Fatalf("period %v: exit %d: %s", args, code, errb.String())
+		}
+		return out.String()
+	}
+	def, job := run(dir), run("--signal", "job", dir)
+	if def != job {
+		t.Errorf("default on iopred traces:\n%s\n--signal job:\n%s", def, job)
+	}
+	lines := strings.Split(def, "\n")
+	if len(lines) < 3 || !strings.HasPrefix(lines[0], "signal: the job's writes: 4 processes'") ||
+		!strings.HasPrefix(lines[1], "job start: 19") || !strings.HasPrefix(lines[2], "samples: ") || strings.Contains(lines[2], "e+09") {
+		t.Errorf("default output starts:\n%s", strings.Join(lines[:min(3, len(lines))], "\n"))
+	}
+	if out := run("--fs", "10", dir); !strings.HasPrefix(out, "signal: FTIO's sampling of the requests: the bandwidth at instants 0.1 s apart, 10 Hz (FTIO's default)\njob start: 19") {
+		t.Errorf("--fs 10 on iopred traces:\n%s", out)
+	}
+	out := run(filepath.Join(ftioExamples(t), "tmio-8ranks.jsonl"))
+	if !strings.HasPrefix(out, "signal: FTIO's sampling of the requests: the bandwidth at instants 0.1 s apart, 10 Hz (FTIO's default)\nsamples: 289 at 10 Hz") ||
+		!strings.Contains(out, "period: 1.92667 s (0.519031 Hz)") {
+		t.Errorf("default on FTIO's example:\n%s", out)
+	}
+}
