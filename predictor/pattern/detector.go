@@ -28,7 +28,7 @@ type Detector struct {
 // value init at delta position start.
 type dspan struct {
 	start, init, reps int64
-	deltas           []int64
+	deltas            []int64
 }
 
 func (s *dspan) cover() int64 { return int64(len(s.deltas)) * s.reps }
