@@ -1,5 +1,7 @@
 package pattern
 
+import "sort"
+
 // Detector runs Detect over values as they come: Add them one at a time,
 // Close, then Units gives what Detect gives for the whole sequence. It
 // holds the level-0 spans Algorithm 1 found (a pattern each, kept with
@@ -16,6 +18,7 @@ package pattern
 type Detector struct {
 	window int
 	n      int64
+	first  int64   // the first value
 	buf    []int64 // values base .. base+len(buf)-1
 	base   int64
 	p      int64 // delta position of the walk
@@ -49,6 +52,9 @@ func (d *Detector) Len() int64 { return d.n }
 func (d *Detector) Add(v int64) {
 	if d.closed {
 		panic("pattern: Detector.Add after Close")
+	}
+	if d.n == 0 {
+		d.first = v
 	}
 	d.buf = append(d.buf, v)
 	d.n++
@@ -193,9 +199,8 @@ func (d *Detector) Units() []Unit {
 	return units
 }
 
-// firstValue is the first value added, for a sequence without deltas
-// (one value: the buffer still holds it).
-func (d *Detector) firstValue() int64 { return d.buf[0] }
+// firstValue is the first value added.
+func (d *Detector) firstValue() int64 { return d.first }
 
 // prefixOf tells whether the first n deltas of p equal the expansion of
 // spans (which covers exactly n deltas).
@@ -264,4 +269,49 @@ func regroupSpans(spans []dspan, window int) ([]dspan, bool) {
 		changed = true
 	}
 	return out, changed
+}
+
+// Segment returns Detect of the n values from index from on (as Detect
+// of q[from:from+n]), read back from the closed detector's spans: the
+// lengths and physical offsets of a pattern index entry are detected
+// over the positions of its logical unit.
+func (d *Detector) Segment(from, n int64) []Unit {
+	d.Close()
+	seg := NewDetector(d.window)
+	d.each(from, n, seg.Add)
+	return seg.Units()
+}
+
+// each calls fn with the n values from index from on.
+func (d *Detector) each(from, n int64, fn func(int64)) {
+	if n <= 0 || from < 0 || from+n > d.n {
+		return
+	}
+	spans := d.spans()
+	// The span holding delta from (the last one for the last value).
+	i := sort.Search(len(spans), func(i int) bool { return spans[i].start > from }) - 1
+	if i < 0 {
+		fn(d.first) // a single value, no span
+		return
+	}
+	sp := spans[i]
+	v, at := sp.init, sp.start
+	for ; i < len(spans) && n > 0; i++ {
+		sp = spans[i]
+		for r := int64(0); r < sp.reps && n > 0; r++ {
+			for _, x := range sp.deltas {
+				if at >= from {
+					fn(v)
+					if n--; n == 0 {
+						return
+					}
+				}
+				v += x
+				at++
+			}
+		}
+	}
+	if n > 0 {
+		fn(v) // the last value, after the last delta
+	}
 }

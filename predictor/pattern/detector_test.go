@@ -1,6 +1,7 @@
 package pattern
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"testing"
@@ -118,4 +119,37 @@ func FuzzDetector(f *testing.F) {
 			t.Fatalf("%v window %d: streaming %s, batch %s", q, w%40, Format(got), Format(want))
 		}
 	})
+}
+
+// Segment and Tree read the values back from the spans: Segment equals
+// Detect of the slice, and Tree equals BuildTree, at every cut of
+// structured and random sequences.
+func TestDetectorSegmentAndTree(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	seqs := structured(rng)
+	for trial := 0; trial < 200; trial++ {
+		q := make([]int64, rng.IntN(120))
+		for i := range q {
+			if i > 0 {
+				q[i] = q[i-1] + int64(rng.IntN(3))*512
+			}
+		}
+		seqs[fmt.Sprint("random ", trial)] = q
+	}
+	for name, q := range seqs {
+		d := NewDetector(0)
+		for _, v := range q {
+			d.Add(v)
+		}
+		if got, want := d.Tree(4), BuildTree(q, 0, 4); !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: tree %s, BuildTree %s", name, got.String(), want.String())
+		}
+		for k := 0; k < 20; k++ {
+			from := rng.IntN(len(q) + 1)
+			n := rng.IntN(len(q) - from + 1)
+			if got, want := d.Segment(int64(from), int64(n)), Detect(q[from:from+n], 0); !reflect.DeepEqual(got, want) {
+				t.Fatalf("%s: segment [%d, %d): %s, Detect %s", name, from, from+n, Format(got), Format(want))
+			}
+		}
+	}
 }
