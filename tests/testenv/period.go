@@ -209,3 +209,35 @@ func WriteTimes(t testing.TB, dir, path string, offsets []int64) []float64 {
 	}
 	return times
 }
+
+// WritesAt returns when each traced write that covered the byte at
+// offset of path started (seconds since the Unix epoch), in time order:
+// the starts of the bursts of a program that rewrites its file from the
+// start in every burst.
+func WritesAt(t testing.TB, dir, path string, offset int64) []float64 {
+	t.Helper()
+	files, err := tracefmt.Discover(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var times []float64
+	for _, f := range files {
+		r, err := tracefmt.Open(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t0 := r.Header().StartUnixNs
+		err = r.Each(func(rec tracefmt.Record) error {
+			if e := rec.Event; e != nil && e.Path == path && tracefmt.IsWrite(e.Op) && e.Bytes > 0 && e.Offset <= offset && offset < e.Offset+e.Bytes {
+				times = append(times, float64(t0+e.StartNs)/1e9)
+			}
+			return nil
+		})
+		r.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	sort.Float64s(times)
+	return times
+}
