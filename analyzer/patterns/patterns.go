@@ -175,7 +175,12 @@ func Analyze(traces []string, window int) (*Report, error) {
 		cur.Coverage += float64(covered) // divided by Requests in finishFile
 		cur.Local = append(cur.Local, loc)
 		entries = append(entries, idx...)
-		runs[k.write] = append(runs[k.write], s.runs.Runs()...)
+		// A file's one stream of a kind hands its runs over as they are.
+		if r := s.runs.Finish(); runs[k.write] == nil {
+			runs[k.write] = r
+		} else {
+			runs[k.write] = append(runs[k.write], r...)
+		}
 		delete(streams, k)
 	}
 	if err := flush(); err != nil {
@@ -195,7 +200,9 @@ func finishFile(f *File, entries []pattern.Entry, runs map[bool][]pattern.Run) e
 	}
 	global := pattern.Index{}
 	for _, write := range []bool{false, true} {
-		g, rest := pattern.Merge(runs[write])
+		// The runs are this function's: sorted in place, no copy.
+		pattern.SortRuns(runs[write])
+		g, rest := pattern.MergeSorted(runs[write])
 		global.Globals = append(global.Globals, g...)
 		global.Runs = append(global.Runs, rest...)
 		kind := "read"

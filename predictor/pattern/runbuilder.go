@@ -72,3 +72,15 @@ func (b *RunBuilder) Overflow() int64 {
 	}
 	return b.overflow
 }
+
+// Finish returns the runs, the one still growing included, without
+// copying them: the builder must not be used afterwards. It is Runs for
+// a builder whose owner is done with it.
+func (b *RunBuilder) Finish() []Run {
+	if b.cur.Count > 0 && (b.max <= 0 || len(b.runs) < b.max) {
+		b.runs = append(b.runs, b.cur)
+	}
+	out := b.runs
+	b.runs, b.cur = nil, Run{}
+	return out
+}
