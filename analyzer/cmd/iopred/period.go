@@ -109,7 +109,11 @@ func runPeriod(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if *asJSON {
-		return json.NewEncoder(stdout).Encode(res)
+		line := struct {
+			Signal string `json:"signal"`
+			ftio.Result
+		}{"ftio", res}
+		return json.NewEncoder(stdout).Encode(line)
 	}
 	if err := writeFTIOSignal(stdout, paths, res, *avg); err != nil {
 		return err

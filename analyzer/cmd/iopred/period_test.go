@@ -27,6 +27,9 @@ func TestPeriodJSONContract(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
 		t.Fatalf("%v: %s", err, out.String())
 	}
+	if got["signal"] != "ftio" {
+		t.Errorf("signal %v on FTIO's input, want ftio", got["signal"])
+	}
 	for _, k := range []string{"freq_hz", "period_s", "confidence", "n_samples", "t_start", "t_end", "fs", "candidates", "rpde", "spectral_flatness", "sigma_vol", "sigma_time", "r_io", "b_io", "volume_per_period", "periodicity_score"} {
 		if _, ok := got[k]; !ok {
 			t.Errorf("field %s missing", k)
@@ -186,11 +189,15 @@ func TestPeriodJob(t *testing.T) {
 		t.Fatalf("period --job exit %d: %s", code, errb.String())
 	}
 	var got struct {
+		Signal   string   `json:"signal"`
 		PeriodS  *float64 `json:"period_s"`
 		Agreeing int      `json:"resolutions_agreeing"`
 	}
 	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
 		t.Fatal(err)
+	}
+	if got.Signal != "job" {
+		t.Errorf("signal %q, want job", got.Signal)
 	}
 	if mean == 0 || got.PeriodS == nil || math.Abs(*got.PeriodS-mean)/mean > 0.05 {
 		t.Fatalf("job period %v, generated mean iteration %g", got.PeriodS, mean)
