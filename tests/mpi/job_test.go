@@ -109,7 +109,7 @@ func checkJobSummary(t *testing.T, trs []*trace, dir string, np int, strided str
 	}
 	t.Logf("job period %.5f s (%d of %d resolutions agree, multiple %d, autocorrelations %v), measured %.5f s",
 		*p.PeriodS, p.Agreeing, len(p.Resolutions), p.Multiple, ac, interval.Median)
-	testenv.CheckPeriodOf(t, "job summary", p.PeriodS, p.TEnd-p.TStart, interval)
+	testenv.CheckJobPeriod(t, "job summary", p, interval)
 
 	tracePaths := make([]string, len(trs))
 	for i, tr := range trs {

@@ -755,7 +755,10 @@ func TestParallelHDF5(t *testing.T) {
 // and gathering them to rank 0 takes a varying share of that, so the
 // period is checked within the spread of the intervals measured in this
 // run, widened by one frequency bin, by default (the job's signal) and
-// in the job summary.
+// in the job summary. On a machine so loaded that the two ranks rarely
+// run together, the snapshots keep no interval (0.6 to 5.8 s apart in
+// one run): the analysis must then not claim a period most resolutions
+// agree on (testenv.CheckJobPeriod).
 func TestLAMMPSTwoRanks(t *testing.T) {
 	m := impls[0]
 	need(t, m.run, "lmp")
@@ -777,9 +780,5 @@ func TestLAMMPSTwoRanks(t *testing.T) {
 	testenv.CheckPeriod(t, traces, iv)
 	// The job summary rank 0 wrote at MPI_Finalize finds it too.
 	js, _ := readJobSummary(t, traces)
-	if p := js.Period.Write; p == nil {
-		t.Errorf("job summary without a write signal")
-	} else {
-		testenv.CheckPeriodOf(t, "job summary", p.PeriodS, p.TEnd-p.TStart, iv)
-	}
+	testenv.CheckJobPeriod(t, "job summary", js.Period.Write, iv)
 }

@@ -80,11 +80,46 @@ func CheckPeriodOf(t testing.TB, what string, p *float64, window float64, m Inte
 	}
 }
 
+// Steady tells whether the run kept a period at all: its intervals'
+// 10th and 90th percentiles within a factor of 2. On a machine loaded
+// enough to starve a job (two MPI ranks that must meet at every snapshot,
+// on two cores shared with other work), snapshots came 0.6 to 5.8 s apart
+// where they come every 35 ms on a quiet one: there is no period to find.
+func (m Intervals) Steady() bool { return m.Hi <= 2*m.Lo }
+
+// CheckJobPeriod checks the period of a job's signal (job.Period) against
+// the measured intervals: within their spread widened by one frequency
+// bin when the run was steady; when it was not, the analysis must not
+// claim a period most of its resolutions agree on.
+func CheckJobPeriod(t testing.TB, what string, p *job.Period, m Intervals) {
+	t.Helper()
+	if p == nil {
+		t.Fatalf("%s: no signal", what)
+	}
+	var res []string
+	for _, r := range p.Resolutions {
+		if r.PeriodS == nil {
+			res = append(res, fmt.Sprintf("%.4g Hz none", r.Fs))
+		} else {
+			res = append(res, fmt.Sprintf("%.4g Hz %.5f s", r.Fs, *r.PeriodS))
+		}
+	}
+	t.Logf("%s: %d of %d resolutions agree %v, multiple %d, confidence %.3f", what, p.Agreeing, len(p.Resolutions), res, p.Multiple, p.Confidence)
+	if !m.Steady() {
+		t.Logf("%s: the run kept no period (intervals %.5f to %.5f s): the machine starved it", what, m.Lo, m.Hi)
+		if p.PeriodS != nil && 2*p.Agreeing > len(p.Resolutions) {
+			t.Errorf("%s: period %.5f s, which %d of %d resolutions agree on, in a run without one", what, *p.PeriodS, p.Agreeing, len(p.Resolutions))
+		}
+		return
+	}
+	CheckPeriodOf(t, what, p.PeriodS, p.TEnd-p.TStart, m)
+}
+
 // CheckPeriod runs `iopred period`'s default analysis of iopred traces
 // over the traces in dir (the job's write signal: job.FromTracesWith with
 // its processes) and fails the test unless it finds a period within the
-// measured intervals' spread widened by one frequency bin. It returns the
-// period found.
+// measured intervals' spread widened by one frequency bin (CheckJobPeriod).
+// It returns the period found.
 func CheckPeriod(t testing.TB, dir string, m Intervals) *job.Period {
 	t.Helper()
 	files, err := tracefmt.Discover(dir)
@@ -102,16 +137,7 @@ func CheckPeriod(t testing.TB, dir string, m Intervals) *job.Period {
 	if p == nil {
 		t.Fatalf("no write signal in %s", dir)
 	}
-	var res []string
-	for _, r := range p.Resolutions {
-		if r.PeriodS == nil {
-			res = append(res, fmt.Sprintf("%.4g Hz none", r.Fs))
-		} else {
-			res = append(res, fmt.Sprintf("%.4g Hz %.5f s", r.Fs, *r.PeriodS))
-		}
-	}
-	t.Logf("job signal: %d of %d resolutions agree %v, multiple %d, confidence %.3f", p.Agreeing, len(p.Resolutions), res, p.Multiple, p.Confidence)
-	CheckPeriodOf(t, "job signal", p.PeriodS, p.TEnd-p.TStart, m)
+	CheckJobPeriod(t, "job signal", p, m)
 	return p
 }
 
