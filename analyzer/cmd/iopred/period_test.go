@@ -4,12 +4,15 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"iopred/tests/interop"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"iopred/tests/interop"
+	"iopred/tracefmt"
 )
 
 func ftioExamples(t testing.TB) string { return interop.Path(t, "ftio") }
@@ -256,4 +259,62 @@ func TestPeriodDefaultSignal(t *testing.T) {
 		!strings.Contains(out, "period: 1.92667 s (0.519031 Hz)") {
 		t.Errorf("default on FTIO's example:\n%s", out)
 	}
+}
+
+// TestPeriodPastLateStart proves the default finds a period that starts
+// late: a process reads its input for 0.4 s, computes until 2.5 s, then
+// writes a checkpoint of 8 MiB every 0.3 s (with up to 10 ms of jitter)
+// 30 times. The start-up's volume dwarfs a checkpoint's and the
+// checkpoints fill less than three quarters of the span; the period is
+// 0.3 s within one frequency bin.
+func TestPeriodPastLateStart(t *testing.T) {
+	dir := t.TempDir()
+	f, err := os.Create(filepath.Join(dir, "sim.host.7"+tracefmt.FileSuffix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := tracefmt.NewWriter(f, tracefmt.Header{Program: "/bin/sim", Host: "host", PID: 7, StartUnixNs: 1_795_000_000_000_000_000}, tracefmt.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.File(tracefmt.File{ID: 1, Path: "/in.dat"})
+	w.File(tracefmt.File{ID: 2, Path: "/ckpt.dat"})
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := int64(0); i < 200; i++ {
+		at := i * 2_000_000
+		w.Event(&tracefmt.Event{Op: "pread", FileID: 1, Offset: i << 18, Size: 1 << 18, Ret: 1 << 18, Bytes: 1 << 18, StartNs: at, EndNs: at + 1_500_000})
+	}
+	var off int64
+	for k := int64(0); k < 30; k++ {
+		at := 2_500_000_000 + k*300_000_000 + rng.Int64N(10_000_000)
+		for j := int64(0); j < 8; j++ {
+			w.Event(&tracefmt.Event{Op: "pwrite", FileID: 2, Offset: off, Size: 1 << 20, Ret: 1 << 20, Bytes: 1 << 20, StartNs: at, EndNs: at + 2_000_000})
+			at += 2_000_000
+			off += 1 << 20
+		}
+	}
+	if err := w.Close(tracefmt.Footer{Reason: "exit"}); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	var out, errb bytes.Buffer
+	if code := runMain([]string{"period", "--mode", "both", "--json", dir}, &out, &errb); code != 0 {
+		t.Fatalf("period exit %d: %s", code, errb.String())
+	}
+	var got struct {
+		Signal  string   `json:"signal"`
+		PeriodS *float64 `json:"period_s"`
+		TStart  float64  `json:"t_start"`
+		TEnd    float64  `json:"t_end"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Signal != "job" || got.PeriodS == nil || got.TEnd-got.TStart < 9 {
+		t.Fatalf("signal %q, period %v: %s", got.Signal, got.PeriodS, out.String())
+	}
+	if span := got.TEnd - got.TStart; math.Abs(1 / *got.PeriodS - 1/0.3)*span > 1 {
+		t.Errorf("period %.4f s, want 0.3 s within one bin (%.4g Hz)", *got.PeriodS, 1/span)
+	}
+	t.Logf("period %.5f s over %.3f s", *got.PeriodS, got.TEnd-got.TStart)
 }
