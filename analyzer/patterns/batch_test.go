@@ -88,7 +88,7 @@ func analyzeBatch(traces []string, window int) (*Report, error) {
 		if cur == nil {
 			return nil
 		}
-		err := finishFile(cur, entries, runs)
+		err := finishFileBatch(cur, entries, runs)
 		rep.Files = append(rep.Files, *cur)
 		cur, entries, runs = nil, nil, map[bool][]pattern.Run{}
 		return err
@@ -127,6 +127,44 @@ func analyzeBatch(traces []string, window int) (*Report, error) {
 		runs[k.write] = append(runs[k.write], pattern.Runs(k.id, s.logical, s.length, s.physical)...)
 	}
 	return rep, flush()
+}
+
+// finishFileBatch is finishFile as it was: the runs held, merged by
+// pattern.Merge, the global index encoded whole.
+func finishFileBatch(f *File, entries []pattern.Entry, runs map[bool][]pattern.Run) error {
+	if f.Requests > 0 {
+		f.Coverage /= float64(f.Requests)
+	}
+	f.RawIndexBytes = RawEntryBytes * f.Requests
+	local, err := (&pattern.Index{Entries: entries}).EncodedSize()
+	if err != nil {
+		return err
+	}
+	global := pattern.Index{}
+	for _, write := range []bool{false, true} {
+		g, rest := pattern.Merge(runs[write])
+		global.Globals = append(global.Globals, g...)
+		global.Runs = append(global.Runs, rest...)
+		kind := "read"
+		if write {
+			kind = "write"
+		}
+		for i := range g {
+			f.Global = append(f.Global, Global{Kind: kind, Pattern: g[i].String(), Entry: &g[i]})
+		}
+	}
+	gsize, err := global.EncodedSize()
+	if err != nil {
+		return err
+	}
+	f.EncodedIndexBytes, f.IndexForm = int64(local), "local"
+	if len(global.Globals) > 0 && gsize < local {
+		f.EncodedIndexBytes, f.IndexForm = int64(gsize), "global"
+	}
+	if f.EncodedIndexBytes > 0 {
+		f.CompressionRatio = float64(f.RawIndexBytes) / float64(f.EncodedIndexBytes)
+	}
+	return nil
 }
 
 // The streaming Analyze reports what the batch detection reports, field

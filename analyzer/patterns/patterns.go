@@ -135,7 +135,7 @@ func Analyze(traces []string, window int) (*Report, error) {
 		return !a.write && b.write
 	})
 	var cur *File
-	runs := map[bool][]pattern.Run{}
+	runs := map[bool]*pattern.RunGroups{false: {}, true: {}}
 	var entries []pattern.Entry
 	flush := func() error {
 		if cur == nil {
@@ -143,7 +143,7 @@ func Analyze(traces []string, window int) (*Report, error) {
 		}
 		err := finishFile(cur, entries, runs)
 		rep.Files = append(rep.Files, *cur)
-		cur, entries, runs = nil, nil, map[bool][]pattern.Run{}
+		cur, entries, runs = nil, nil, map[bool]*pattern.RunGroups{false: {}, true: {}}
 		return err
 	}
 	for _, k := range keys {
@@ -175,12 +175,7 @@ func Analyze(traces []string, window int) (*Report, error) {
 		cur.Coverage += float64(covered) // divided by Requests in finishFile
 		cur.Local = append(cur.Local, loc)
 		entries = append(entries, idx...)
-		// A file's one stream of a kind hands its runs over as they are.
-		if r := s.runs.Finish(); runs[k.write] == nil {
-			runs[k.write] = r
-		} else {
-			runs[k.write] = append(runs[k.write], r...)
-		}
+		runs[k.write].Append(s.runs.FinishGroups())
 		delete(streams, k)
 	}
 	if err := flush(); err != nil {
@@ -189,7 +184,10 @@ func Analyze(traces []string, window int) (*Report, error) {
 	return rep, firstErr
 }
 
-func finishFile(f *File, entries []pattern.Entry, runs map[bool][]pattern.Run) error {
+// finishFile completes a file's figures; runs are its streams' strided
+// runs by kind, merged into global patterns (pattern.MergeGroups) without
+// making them all.
+func finishFile(f *File, entries []pattern.Entry, runs map[bool]*pattern.RunGroups) error {
 	if f.Requests > 0 {
 		f.Coverage /= float64(f.Requests)
 	}
@@ -199,12 +197,10 @@ func finishFile(f *File, entries []pattern.Entry, runs map[bool][]pattern.Run) e
 		return err
 	}
 	global := pattern.Index{}
+	var rest pattern.RunsSize
 	for _, write := range []bool{false, true} {
-		// The runs are this function's: sorted in place, no copy.
-		pattern.SortRuns(runs[write])
-		g, rest := pattern.MergeSorted(runs[write])
+		g := pattern.MergeGroups(*runs[write], rest.Add)
 		global.Globals = append(global.Globals, g...)
-		global.Runs = append(global.Runs, rest...)
 		kind := "read"
 		if write {
 			kind = "write"
@@ -213,7 +209,7 @@ func finishFile(f *File, entries []pattern.Entry, runs map[bool][]pattern.Run) e
 			f.Global = append(f.Global, Global{Kind: kind, Pattern: g[i].String(), Entry: &g[i]})
 		}
 	}
-	gsize, err := global.EncodedSize()
+	gsize, err := global.EncodedSizeWith(&rest)
 	if err != nil {
 		return err
 	}

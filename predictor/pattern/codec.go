@@ -2,6 +2,7 @@ package pattern
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 
 	"github.com/vmihailenco/msgpack/v5"
@@ -69,6 +70,8 @@ func (x *Index) EncodedSize() (int, error) {
 	err := enc.Encode(x)
 	return int(n), err
 }
+
+var errRunsSet = errors.New("pattern: EncodedSizeWith: the index has runs of its own")
 
 // byteCounter is an io.Writer and io.ByteWriter that counts the bytes
 // written to it.

@@ -114,11 +114,3 @@ func (b *RunBuilder) Overflow() int64 {
 	}
 	return b.overflow
 }
-
-// Finish returns Runs and empties the builder, for an owner that is done
-// with it: the groups are let go as the runs are made.
-func (b *RunBuilder) Finish() []Run {
-	out := b.Runs()
-	b.groups, b.nruns, b.cur = nil, 0, Run{}
-	return out
-}

@@ -35,11 +35,12 @@ func TestRunBuilderMatchesRuns(t *testing.T) {
 				if got := b.Runs(); !reflect.DeepEqual(got, want) && !(len(got) == 0 && len(want) == 0) {
 					t.Fatalf("n=%d: builder runs\n%v\nwant\n%v", n, got, want)
 				}
-				if got := b.Finish(); !reflect.DeepEqual(got, want) && !(len(got) == 0 && len(want) == 0) {
-					t.Fatalf("n=%d: Finish\n%v\nwant\n%v", n, got, want)
+				g := b.FinishGroups()
+				if got := g.Runs(); !reflect.DeepEqual(got, want) && !(len(got) == 0 && len(want) == 0) {
+					t.Fatalf("n=%d: FinishGroups\n%v\nwant\n%v", n, got, want)
 				}
 				if len(b.groups) != 0 || len(b.Runs()) != 0 {
-					t.Fatalf("n=%d: the builder holds runs after Finish", n)
+					t.Fatalf("n=%d: the builder holds runs after FinishGroups", n)
 				}
 			}
 		})
