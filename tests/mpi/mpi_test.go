@@ -757,8 +757,7 @@ func TestParallelHDF5(t *testing.T) {
 // run, widened by one frequency bin, by default (the job's signal) and
 // in the job summary. On a machine so loaded that the two ranks rarely
 // run together, the snapshots keep no interval (0.6 to 5.8 s apart in
-// one run): the analysis must then not claim a period most resolutions
-// agree on (testenv.CheckJobPeriod).
+// one run), and there is no period to check (testenv.CheckJobPeriod).
 func TestLAMMPSTwoRanks(t *testing.T) {
 	m := impls[0]
 	need(t, m.run, "lmp")
