@@ -8,7 +8,6 @@ import (
 	"sort"
 	"testing"
 
-	"iopred/analyzer/ftio"
 	"iopred/analyzer/job"
 	"iopred/tracefmt"
 )
@@ -139,20 +138,6 @@ func CheckPeriod(t testing.TB, dir string, m Intervals) *job.Period {
 	}
 	CheckJobPeriod(t, "job signal", p, m)
 	return p
-}
-
-// CheckFTIOPeriod runs FTIO with opt over the write signal of the traces
-// in dir and fails the test unless it finds a period within the measured
-// intervals' spread widened by one frequency bin. It returns the result.
-func CheckFTIOPeriod(t testing.TB, dir string, opt ftio.Options, m Intervals) ftio.Result {
-	t.Helper()
-	res, err := ftio.AnalyzeFiles([]string{dir}, ftio.ModeWrite, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("FTIO: confidence %.3f, %d samples at %.4g Hz, %d candidates", res.Confidence, res.NSamples, res.Fs, len(res.Candidates))
-	CheckPeriodOf(t, "FTIO", res.PeriodS, res.TEnd-res.TStart, m)
-	return res
 }
 
 // TypicalInterval returns the median interval between successive times
