@@ -57,6 +57,11 @@ type Options struct {
 	// frequency, which point samples miss when the requests are much
 	// shorter than 1/fs (a traced program's system calls).
 	Average bool
+	// MinCycles is how many times a period must fit in the window for its
+	// bin to be a candidate: 2 keeps a single burst, or the gap between a
+	// job's start-up and its end, from being reported as a period. 0 (as
+	// FTIO) accepts every bin.
+	MinCycles int
 }
 
 func (o Options) withDefaults() Options {
@@ -482,7 +487,7 @@ func analyzeSamples(x []float64, t0, fs float64, opt Options) Result {
 	}
 	for i := range z {
 		k := i + 1
-		if z[i] <= 3 {
+		if z[i] <= 3 || k < opt.MinCycles {
 			continue
 		}
 		if z[i]/maxZ > opt.Tol {
@@ -538,7 +543,7 @@ func analyzeSamples(x []float64, t0, fs float64, opt Options) Result {
 	// standing out, no period at all. When every candidate belongs to the
 	// harmonic series of one fundamental, that fundamental is the period,
 	// with the candidates' confidences summed.
-	if c, conf, ok := harmonicSeries(res.Candidates, z); ok && (dom == nil || c != dom.Bin) {
+	if c, conf, ok := harmonicSeries(res.Candidates, z); ok && c >= opt.MinCycles && (dom == nil || c != dom.Bin) {
 		res.Fundamental, res.Verdict = true, "high"
 		bin, confidence = c, conf
 	}

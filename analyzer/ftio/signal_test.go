@@ -306,3 +306,47 @@ func TestAdjacentBinsAreOnePeak(t *testing.T) {
 		t.Errorf("verdict %s confidence %.3f, want high and the pair's confidence", res.Verdict, res.Confidence)
 	}
 }
+
+// TestMinCycles proves Options.MinCycles: a job that writes for the first
+// half of its span and then computes has its strongest bin at one cycle
+// per window, which FTIO reports as a period as long as the job; with
+// MinCycles 2 that bin is no candidate, while a square wave of 8 cycles
+// keeps its period.
+func TestMinCycles(t *testing.T) {
+	once := make([]float64, 512)
+	for i := range 256 {
+		once[i] = 1e6
+	}
+	res, err := AnalyzeSignal(once, 0, 10, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.PeriodS == nil || math.Abs(*res.PeriodS-51.2) > 1e-9 {
+		t.Fatalf("without MinCycles: period %v, want the window, 51.2 s (candidates %+v)", res.PeriodS, res.Candidates)
+	}
+	res, err = AnalyzeSignal(once, 0, 10, Options{MinCycles: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range res.Candidates {
+		if c.Bin < 2 {
+			t.Errorf("MinCycles 2: candidate %+v at fewer than 2 cycles", c)
+		}
+	}
+	if res.PeriodS != nil && *res.PeriodS > 51.2/2 {
+		t.Errorf("MinCycles 2: period %g s repeats less than twice in 51.2 s", *res.PeriodS)
+	}
+	wave := make([]float64, 512)
+	for i := range wave {
+		if i%64 < 16 {
+			wave[i] = 1e6
+		}
+	}
+	res, err = AnalyzeSignal(wave, 0, 10, Options{MinCycles: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.PeriodS == nil || math.Abs(*res.PeriodS-6.4) > 1e-9 {
+		t.Errorf("square wave of 8 cycles with MinCycles 2: period %v, want 6.4 s", res.PeriodS)
+	}
+}

@@ -9,7 +9,7 @@ import (
 // WriteText prints a result for people.
 func WriteText(w io.Writer, res Result) error {
 	ew := &errWriter{w: w}
-	ew.printf("samples: %d at %g Hz over [%.6g s, %.6g s]\n", res.NSamples, res.Fs, res.TStart, res.TEnd)
+	ew.printf("samples: %d at %.6g Hz over [%.6g s, %.6g s]\n", res.NSamples, res.Fs, res.TStart, res.TEnd)
 	if res.SampledVolume < 0.5 || res.SampledVolume > 2 {
 		ew.printf("warning: the samples stand for %.3g times the bytes moved: I/O phases are short against 1/fs, so the signal misrepresents them; try --average (each sample the mean bandwidth over its interval) or --fs 0 (chosen from the trace)\n", res.SampledVolume)
 	}

@@ -1,9 +1,11 @@
 package job
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 
 	"iopred/tests/fuzzinput"
@@ -371,4 +373,105 @@ func TestHistogramLimit(t *testing.T) {
 			t.Errorf("Limit(%d): %d bins, %v bytes", n, len(h.Bins), total(&h))
 		}
 	}
+}
+
+// periodic returns a job's signal in bins of width ns: a start-up burst of
+// startup bytes in the first 50 ms (when startup > 0), then bursts of
+// burst bins every period seconds from first on, each moving 1 MB, with
+// up to jitter bins of random delay, until end seconds.
+func periodic(width int64, startup float64, first, period, end float64, burst, jitter int, seed uint64) []float64 {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	bin := float64(width) / 1e9
+	x := make([]float64, int(end/bin))
+	for i := 0; float64(i)*bin < 0.05 && startup > 0; i++ {
+		x[i] += startup / (0.05 / bin)
+	}
+	for at := first; at < end; at += period {
+		i := int(at/bin) + rng.IntN(jitter+1)
+		for j := i; j < i+burst && j < len(x); j++ {
+			x[j] += 1e6 / float64(burst)
+		}
+	}
+	return x
+}
+
+// The job's period on synthetic signals as `iopred period` sees them by
+// default: the ladder from the finest resolution down to 64 samples, the
+// period most agree on, repeated at least twice, checked against its
+// multiples. A train of short bursts (harmonics as strong as the
+// fundamental), one that starts after a long start-up, one with jitter,
+// and a job whose only I/O is its start-up, which has no period.
+func TestPeriodOfSynthetic(t *testing.T) {
+	const width = 1 << 20 // about 1 ms
+	cases := []struct {
+		name string
+		x    []float64
+		want float64 // 0: no period
+	}{
+		{"burst train", periodic(width, 0, 0.01, 0.09, 7.5, 1, 0, 1), 0.09},
+		{"jittered bursts", periodic(width, 0, 0.01, 0.33, 27, 3, 8, 2), 0.33},
+		{"late start", periodic(width, 50e6, 2.5, 0.3, 8.5, 4, 2, 3), 0.3},
+		{"slow checkpoints", periodic(width, 0, 0.2, 0.7, 7.2, 40, 5, 4), 0.7},
+		{"start-up and end", startEnd(width, 8), 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			for i := range c.x {
+				c.x[i] *= 1e9 / width // bytes per bin to bytes per second
+			}
+			p := periodOf(c.x, 0, width)
+			if p == nil {
+				t.Fatal("no analysis")
+			}
+			var res []string
+			for _, r := range p.Resolutions {
+				res = append(res, fmt.Sprintf("%.4g Hz: %v", r.Fs, fmtPeriod(r.PeriodS)))
+			}
+			t.Logf("period %s, %d agree, multiple %d; %v; autocorrelation %v", fmtPeriod(p.PeriodS), p.Agreeing, p.Multiple, res, fmtCorr(p.Autocorrelation))
+			if len(p.Resolutions) < 2 || p.Resolutions[len(p.Resolutions)-1].Fs*(p.TEnd-p.TStart) >= 2*MinLadderSamples {
+				t.Errorf("resolutions %v: the ladder must go down to %d samples", res, MinLadderSamples)
+			}
+			switch {
+			case c.want == 0 && p.PeriodS != nil && *p.PeriodS > (p.TEnd-p.TStart)/MinCycles:
+				t.Errorf("period %.4f s repeats less than %d times in %.4f s", *p.PeriodS, MinCycles, p.TEnd-p.TStart)
+			case c.want > 0 && p.PeriodS == nil:
+				t.Errorf("no period, want %.4f s", c.want)
+			case c.want > 0 && math.Abs(1 / *p.PeriodS - 1/c.want)*(p.TEnd-p.TStart) > 1:
+				// A DFT over the span resolves frequencies to 1/span.
+				t.Errorf("period %.4f s, want %.4f s within one frequency bin", *p.PeriodS, c.want)
+			}
+		})
+	}
+}
+
+// startEnd is the signal of a job that writes only at its start (its
+// input staged, 50 MB in 50 ms) and at its end (its result), end seconds
+// later.
+func startEnd(width int64, end float64) []float64 {
+	bin := float64(width) / 1e9
+	x := make([]float64, int(end/bin))
+	for i := 0; float64(i)*bin < 0.05; i++ {
+		x[i] = 1e6
+	}
+	x[len(x)-1] = 1e6
+	return x
+}
+
+func fmtPeriod(p *float64) string {
+	if p == nil {
+		return "none"
+	}
+	return fmt.Sprintf("%.4f s", *p)
+}
+
+func fmtCorr(r []*float64) string {
+	var b strings.Builder
+	for _, c := range r {
+		if c == nil {
+			b.WriteString(" -")
+		} else {
+			fmt.Fprintf(&b, " %.2f", *c)
+		}
+	}
+	return b.String()
 }

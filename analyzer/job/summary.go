@@ -83,17 +83,25 @@ type Period struct {
 // Resolution is FTIO's answer at one sampling frequency.
 type Resolution struct {
 	Fs         float64  `json:"fs"`
+	NSamples   int      `json:"n_samples"`
 	PeriodS    *float64 `json:"period_s"`
 	Confidence float64  `json:"confidence"`
 }
 
 // MinLadderSamples and MaxLadderSamples bound the resolutions the period
 // ladder tries: a period must span two samples, so the finest resolution
-// finds periods down to 1/2048 of the job's I/O span.
+// finds periods down to 1/2048 of the job's I/O span; the coarsest, of 64
+// samples, still sees a period that repeats twice in it (MinCycles) and
+// smooths away the jitter that spreads a long run's peak over bins at the
+// finer ones.
 const (
-	MinLadderSamples = 256
+	MinLadderSamples = 64
 	MaxLadderSamples = 4096
 )
+
+// MinCycles is how often a period must repeat within the job's I/O span
+// (ftio.Options.MinCycles): a job's start-up I/O and its end are no period.
+const MinCycles = 2
 
 // FileGlobal holds the PLFS patterns across ranks of one file's reads or
 // writes: the global patterns (ids are ranks) and how many of the
@@ -224,7 +232,7 @@ func periodOf(x []float64, t0 float64, width int64) *Period {
 	}
 	var results []ftio.Result
 	for len(x) >= MinLadderSamples || results == nil {
-		res, err := ftio.AnalyzeSignal(x, t0, 1e9/float64(width), ftio.Options{})
+		res, err := ftio.AnalyzeSignal(x, t0, 1e9/float64(width), ftio.Options{MinCycles: MinCycles})
 		if err != nil {
 			break
 		}
@@ -236,7 +244,7 @@ func periodOf(x []float64, t0 float64, width int64) *Period {
 	}
 	p := &Period{Result: results[0]}
 	for _, r := range results {
-		p.Resolutions = append(p.Resolutions, Resolution{Fs: r.Fs, PeriodS: r.PeriodS, Confidence: r.Confidence})
+		p.Resolutions = append(p.Resolutions, Resolution{Fs: r.Fs, NSamples: r.NSamples, PeriodS: r.PeriodS, Confidence: r.Confidence})
 	}
 	// The frequency resolution of a window is 1/span at every sampling
 	// frequency.
@@ -267,6 +275,16 @@ func periodOf(x []float64, t0 float64, width int64) *Period {
 			} else {
 				p.Autocorrelation = append(p.Autocorrelation, &c)
 			}
+		}
+		// The spectrum's bin 2 fits twice in the span, but a job that
+		// writes at its start and at its end only has it too: a period
+		// must also be seen to repeat in the time domain, where the
+		// autocorrelation at it needs two periods of signal (with the
+		// jitter allowed).
+		if math.IsNaN(r[0]) {
+			p.PeriodS, p.FreqHz, p.Confidence, p.Verdict = nil, nil, 0, "not periodic (repeats fewer than twice)"
+			p.Multiple = 0
+			return p
 		}
 		if p.Multiple > 1 {
 			m := float64(p.Multiple)

@@ -43,6 +43,10 @@ type Options struct {
 	// 0, 1, ... in the order given: the job view of a program's
 	// processes (a single process, or the processes of a workflow).
 	Processes bool
+	// NoAccuracy skips replaying each rank's model: the summary then
+	// reports no accuracy, and costs a fraction of the time (`iopred
+	// period` needs only the signal).
+	NoAccuracy bool
 }
 
 // FromTracesWith is FromTraces with options.
@@ -65,7 +69,7 @@ func FromTracesWith(paths []string, opt Options) (*Summary, []string, error) {
 			}
 		}
 		if !ranked {
-			return fromProcesses(paths, filter)
+			return fromProcesses(paths, filter, !opt.NoAccuracy)
 		}
 	}
 	var warnings []string
@@ -75,7 +79,7 @@ func FromTracesWith(paths []string, opt Options) (*Summary, []string, error) {
 	top := -1
 	mpi := map[int]bool{}
 	for _, path := range paths {
-		p, rank, usedMPI, err := rankPartial(path, -1, filter)
+		p, rank, usedMPI, err := rankPartial(path, -1, filter, !opt.NoAccuracy)
 		if err != nil {
 			warnings = append(warnings, err.Error())
 			var te *tracefmt.TruncatedError
@@ -127,7 +131,7 @@ func FromTracesWith(paths []string, opt Options) (*Summary, []string, error) {
 
 // fromProcesses is the job view of traces without ranks, trace i taken
 // for rank i.
-func fromProcesses(paths []string, filter *pathfilter.Filter) (*Summary, []string, error) {
+func fromProcesses(paths []string, filter *pathfilter.Filter, replay bool) (*Summary, []string, error) {
 	if len(paths) == 0 {
 		return nil, nil, errors.New("job: no trace")
 	}
@@ -138,7 +142,7 @@ func fromProcesses(paths []string, filter *pathfilter.Filter) (*Summary, []strin
 	var firstErr error
 	parts := make([]*Partial, len(paths))
 	for i, path := range paths {
-		p, _, _, err := rankPartial(path, i, filter)
+		p, _, _, err := rankPartial(path, i, filter, replay)
 		if err != nil {
 			warnings = append(warnings, err.Error())
 			var te *tracefmt.TruncatedError
@@ -161,8 +165,8 @@ func fromProcesses(paths []string, filter *pathfilter.Filter) (*Summary, []strin
 // rankPartial reads one trace into its rank's partial, leaving out the
 // paths filter excludes. The rank is the trace's (-1 for a trace without
 // one), or as, when as >= 0. usedMPI says whether the process made MPI
-// calls.
-func rankPartial(path string, as int, filter *pathfilter.Filter) (p *Partial, rank int, usedMPI bool, err error) {
+// calls. replay runs the rank's model over the events for its accuracy.
+func rankPartial(path string, as int, filter *pathfilter.Filter, replay bool) (p *Partial, rank int, usedMPI bool, err error) {
 	r, err := tracefmt.Open(path)
 	if err != nil {
 		return nil, -1, false, err
@@ -176,7 +180,10 @@ func rankPartial(path string, as int, filter *pathfilter.Filter) (p *Partial, ra
 		return nil, -1, false, nil
 	}
 	b := NewFilteredBuilder(h, filter)
-	model := predictor.New(predictor.Options{})
+	var model *predictor.Model
+	if replay {
+		model = predictor.New(predictor.Options{})
+	}
 	cut := false
 	readErr := r.Each(func(rec tracefmt.Record) error {
 		switch {
@@ -185,15 +192,21 @@ func rankPartial(path string, as int, filter *pathfilter.Filter) (p *Partial, ra
 			cut = true
 		case rec.Event != nil:
 			b.Add(rec.Event)
-			model.Observe(rec.Event)
+			if model != nil {
+				model.Observe(rec.Event)
+			}
 			usedMPI = usedMPI || rec.Event.Layer == tracefmt.LayerMPIIO
 		}
 		return nil
 	})
 	// A footer without a model summary: the process ran with
 	// IOPRED_PREDICT=0, and reported no accuracy.
-	ran := r.Footer() == nil || r.Footer().Model != nil
-	steps, score := model.ContextScore()
+	ran := model != nil && (r.Footer() == nil || r.Footer().Model != nil)
+	var steps uint64
+	var score float64
+	if ran {
+		steps, score = model.ContextScore()
+	}
 	return b.Partial(*h.Rank, ran, steps, score), *h.Rank, usedMPI, readErr
 }
 

@@ -78,8 +78,13 @@ type streamKey struct {
 	write bool
 }
 
+// stream is one process's reads or writes of a file, kept as detectors
+// over its logical offsets, lengths and physical offsets and as strided
+// runs: memory that follows the patterns, not the requests.
 type stream struct {
-	logical, length, physical []int64
+	logical, length, physical *pattern.Detector
+	runs                      *pattern.RunBuilder
+	requests                  int64
 	moved                     int64
 }
 
@@ -94,12 +99,15 @@ type procInfo struct {
 // records read and adds a warning; the error returned is the first other
 // read error (the report still holds what could be read).
 func Analyze(traces []string, window int) (*Report, error) {
+	if window <= 0 {
+		window = pattern.DefaultWindow
+	}
 	streams := map[streamKey]*stream{}
 	procs := make([]procInfo, len(traces))
 	rep := &Report{}
 	var firstErr error
 	for i, path := range traces {
-		err := readTrace(int64(i), path, streams, &procs[i])
+		err := readTrace(int64(i), path, streams, &procs[i], window)
 		var te *tracefmt.TruncatedError
 		switch {
 		case err == nil:
@@ -127,7 +135,7 @@ func Analyze(traces []string, window int) (*Report, error) {
 		return !a.write && b.write
 	})
 	var cur *File
-	runs := map[bool][]pattern.Run{}
+	runs := map[bool]*pattern.RunGroups{false: {}, true: {}}
 	var entries []pattern.Entry
 	flush := func() error {
 		if cur == nil {
@@ -135,7 +143,7 @@ func Analyze(traces []string, window int) (*Report, error) {
 		}
 		err := finishFile(cur, entries, runs)
 		rep.Files = append(rep.Files, *cur)
-		cur, entries, runs = nil, nil, map[bool][]pattern.Run{}
+		cur, entries, runs = nil, nil, map[bool]*pattern.RunGroups{false: {}, true: {}}
 		return err
 	}
 	for _, k := range keys {
@@ -146,17 +154,14 @@ func Analyze(traces []string, window int) (*Report, error) {
 			cur = &File{Path: k.path, Local: []Local{}, Global: []Global{}}
 		}
 		s := streams[k]
-		idx, err := pattern.BuildIndex(k.id, s.logical, s.length, s.physical, window)
-		if err != nil {
-			return rep, err
-		}
+		idx := indexOf(k.id, s)
 		p := procs[k.id]
 		loc := Local{ID: k.id, Trace: p.trace, PID: p.pid, Rank: p.rank, Kind: "read",
-			Requests: int64(len(s.logical)), Entries: idx}
+			Requests: s.requests, Entries: idx}
 		if k.write {
 			loc.Kind = "write"
 		}
-		if tr := pattern.BuildTree(s.logical, window, 4); tr.Depth() >= 2 && len(tr.Nodes) <= maxTreeNodes {
+		if tr := s.logical.Tree(4); tr.Depth() >= 2 && len(tr.Nodes) <= maxTreeNodes {
 			loc.Tree = tr.String()
 		}
 		var covered int64
@@ -170,7 +175,8 @@ func Analyze(traces []string, window int) (*Report, error) {
 		cur.Coverage += float64(covered) // divided by Requests in finishFile
 		cur.Local = append(cur.Local, loc)
 		entries = append(entries, idx...)
-		runs[k.write] = append(runs[k.write], pattern.Runs(k.id, s.logical, s.length, s.physical)...)
+		runs[k.write].Append(s.runs.FinishGroups())
+		delete(streams, k)
 	}
 	if err := flush(); err != nil {
 		return rep, err
@@ -178,7 +184,10 @@ func Analyze(traces []string, window int) (*Report, error) {
 	return rep, firstErr
 }
 
-func finishFile(f *File, entries []pattern.Entry, runs map[bool][]pattern.Run) error {
+// finishFile completes a file's figures; runs are its streams' strided
+// runs by kind, merged into global patterns (pattern.MergeGroups) without
+// making them all.
+func finishFile(f *File, entries []pattern.Entry, runs map[bool]*pattern.RunGroups) error {
 	if f.Requests > 0 {
 		f.Coverage /= float64(f.Requests)
 	}
@@ -188,10 +197,10 @@ func finishFile(f *File, entries []pattern.Entry, runs map[bool][]pattern.Run) e
 		return err
 	}
 	global := pattern.Index{}
+	var rest pattern.RunsSize
 	for _, write := range []bool{false, true} {
-		g, rest := pattern.Merge(runs[write])
+		g := pattern.MergeGroups(*runs[write], rest.Add)
 		global.Globals = append(global.Globals, g...)
-		global.Runs = append(global.Runs, rest...)
 		kind := "read"
 		if write {
 			kind = "write"
@@ -200,7 +209,7 @@ func finishFile(f *File, entries []pattern.Entry, runs map[bool][]pattern.Run) e
 			f.Global = append(f.Global, Global{Kind: kind, Pattern: g[i].String(), Entry: &g[i]})
 		}
 	}
-	gsize, err := global.EncodedSize()
+	gsize, err := global.EncodedSizeWith(&rest)
 	if err != nil {
 		return err
 	}
@@ -216,7 +225,7 @@ func finishFile(f *File, entries []pattern.Entry, runs map[bool][]pattern.Run) e
 
 // readTrace adds the data events of one trace to streams: per file, its
 // reads and its writes apart, in time order, the bytes each moved.
-func readTrace(id int64, path string, streams map[streamKey]*stream, p *procInfo) error {
+func readTrace(id int64, path string, streams map[streamKey]*stream, p *procInfo, window int) error {
 	p.trace = path
 	r, err := tracefmt.Open(path)
 	if err != nil {
@@ -249,14 +258,32 @@ func readTrace(id int64, path string, streams map[streamKey]*stream, p *procInfo
 		k := streamKey{path: e.Path, id: id, write: write}
 		s := streams[k]
 		if s == nil {
-			s = &stream{}
+			s = &stream{logical: pattern.NewDetector(window), length: pattern.NewDetector(window),
+				physical: pattern.NewDetector(window), runs: pattern.NewRunBuilder(id, 0)}
 			streams[k] = s
 		}
-		s.logical = append(s.logical, e.Offset)
-		s.length = append(s.length, e.Bytes)
-		s.physical = append(s.physical, s.moved)
+		s.logical.Add(e.Offset)
+		s.length.Add(e.Bytes)
+		s.physical.Add(s.moved)
+		s.runs.Add(e.Offset, e.Bytes, s.moved)
+		s.requests++
 		s.moved += e.Bytes
 	}
+}
+
+// indexOf is pattern.BuildIndex over the stream's detectors: the
+// logical offsets' units, and the lengths and physical offsets detected
+// over the positions of each.
+func indexOf(id int64, s *stream) []pattern.Entry {
+	units := s.logical.Units()
+	entries := make([]pattern.Entry, len(units))
+	var at int64
+	for i, u := range units {
+		n := u.Len()
+		entries[i] = pattern.Entry{ID: id, Logical: u, Length: s.length.Segment(at, n), Physical: s.physical.Segment(at, n)}
+		at += n
+	}
+	return entries
 }
 
 // String is a one-line description used in warnings and tests.

@@ -25,6 +25,14 @@ type Options struct {
 	// GrowthPoints is about how many points of the grammar-size series the
 	// report keeps (between this and twice this). Default 64.
 	GrowthPoints int
+	// Steps, when positive, is how many events with an Op the evaluation
+	// will see (File counts them first). The evaluator then sums the
+	// context scores of all steps and of the last half as they come,
+	// instead of keeping every step's score to the end: memory stays
+	// constant however long the trace. The figures are the same, summed
+	// in the same order. An evaluation that sees another number of steps
+	// takes the last half from step Steps/2.
+	Steps int
 }
 
 // Accuracy is the context prediction score (section III-B): a step scores
@@ -109,8 +117,12 @@ type Evaluator struct {
 	opt   Options
 
 	events, ignored int
-	// Context scores per step, kept to score the last half at the end.
+	// Context scores per step, kept to score the last half at the end
+	// when the number of steps is not known (Options.Steps); otherwise
+	// their sums over all steps and over the last half.
 	paperScores, weightedScores []float32
+	paperSum, weightedSum       float64
+	paperLast, weightedLast     float64
 
 	sizeScored, sizePredicted, sizeUnpredicted, sizeExact int
 	sizeErrSum                                            float64
@@ -202,8 +214,19 @@ func (ev *Evaluator) Event(e *tracefmt.Event) {
 			weighted += cands[i].Probability
 		}
 	}
-	ev.paperScores = append(ev.paperScores, float32(paper))
-	ev.weightedScores = append(ev.weightedScores, float32(weighted))
+	if ev.opt.Steps > 0 {
+		// As mean() sums the kept float32 scores.
+		p, w := float64(float32(paper)), float64(float32(weighted))
+		ev.paperSum += p
+		ev.weightedSum += w
+		if ev.events-1 >= ev.opt.Steps/2 {
+			ev.paperLast += p
+			ev.weightedLast += w
+		}
+	} else {
+		ev.paperScores = append(ev.paperScores, float32(paper))
+		ev.weightedScores = append(ev.weightedScores, float32(weighted))
+	}
 
 	isData := tracefmt.IsData(e.Op)
 	// Size, equation (2).
@@ -332,16 +355,25 @@ func ratio(a float64, n int) float64 {
 // Report summarises the evaluation so far.
 func (ev *Evaluator) Report() Report {
 	half := len(ev.paperScores) / 2
+	acc := Accuracy{
+		Steps:            ev.events,
+		Paper:            mean(ev.paperScores),
+		PaperLastHalf:    mean(ev.paperScores[half:]),
+		Weighted:         mean(ev.weightedScores),
+		WeightedLastHalf: mean(ev.weightedScores[half:]),
+	}
+	if ev.opt.Steps > 0 && ev.events > 0 {
+		last := ev.events - min(ev.opt.Steps/2, ev.events)
+		acc.Paper, acc.Weighted = ev.paperSum/float64(ev.events), ev.weightedSum/float64(ev.events)
+		acc.PaperLastHalf, acc.WeightedLastHalf = 0, 0
+		if last > 0 {
+			acc.PaperLastHalf, acc.WeightedLastHalf = ev.paperLast/float64(last), ev.weightedLast/float64(last)
+		}
+	}
 	r := Report{
 		Events:  ev.events,
 		Ignored: ev.ignored,
-		Context: Accuracy{
-			Steps:            ev.events,
-			Paper:            mean(ev.paperScores),
-			PaperLastHalf:    mean(ev.paperScores[half:]),
-			Weighted:         mean(ev.weightedScores),
-			WeightedLastHalf: mean(ev.weightedScores[half:]),
-		},
+		Context: acc,
 		Size: SizeReport{
 			Scored:      ev.sizeScored,
 			Unpredicted: ev.sizeUnpredicted,
@@ -388,13 +420,20 @@ func Events(events []*tracefmt.Event, opt Options) (Report, *predictor.Model) {
 
 // File evaluates a model on one trace file. A truncated trace is evaluated
 // up to its last complete record and the report says why it ended; a
-// corrupt one gives an error naming the file and position.
+// corrupt one gives an error naming the file and position. It reads the
+// trace twice: once to count its steps (Options.Steps), so that the
+// evaluation's memory does not grow with the trace.
 func File(path string, opt Options) (Report, *predictor.Model, error) {
+	steps, err := countSteps(path)
+	if err != nil {
+		return Report{}, nil, err
+	}
 	r, err := tracefmt.Open(path)
 	if err != nil {
 		return Report{}, nil, err
 	}
 	defer r.Close()
+	opt.Steps = steps
 	ev := NewEvaluator(opt)
 	truncated := ""
 	for {
@@ -418,4 +457,24 @@ func File(path string, opt Options) (Report, *predictor.Model, error) {
 	h := r.Header()
 	rep.Trace, rep.Program, rep.PID, rep.Rank, rep.Truncated = path, h.Program, h.PID, h.Rank, truncated
 	return rep, ev.Model(), nil
+}
+
+// countSteps counts the events with an Op of a trace, up to a truncation;
+// a corrupt record is left for the evaluation to report.
+func countSteps(path string) (int, error) {
+	r, err := tracefmt.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer r.Close()
+	n := 0
+	for {
+		rec, err := r.Next()
+		if err != nil {
+			return n, nil
+		}
+		if rec.Kind == tracefmt.KindEvent && rec.Event != nil && rec.Event.Op != "" {
+			n++
+		}
+	}
 }

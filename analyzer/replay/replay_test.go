@@ -276,3 +276,37 @@ func TestThin(t *testing.T) {
 		t.Errorf("short series changed: %v", got)
 	}
 }
+
+// A trace evaluated by File (its steps counted first, scores summed as
+// they come) reports exactly what the evaluation that keeps every step's
+// score reports, on real traces: the bounded form changes no figure.
+func TestFileSumsMatchKeptScores(t *testing.T) {
+	for _, dir := range []string{"fio", "lammps", "ior"} {
+		traces, err := tracefmt.Discover(filepath.Join("..", "centersim", "traces", dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, path := range traces {
+			got, _, err := File(path, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := tracefmt.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var events []*tracefmt.Event
+			r.Each(func(rec tracefmt.Record) error {
+				if rec.Kind == tracefmt.KindEvent && rec.Event != nil {
+					events = append(events, rec.Event)
+				}
+				return nil
+			})
+			r.Close()
+			want, _ := Events(events, Options{})
+			if got.Context != want.Context || got.Context.Steps == 0 {
+				t.Errorf("%s: File %+v, kept scores %+v", path, got.Context, want.Context)
+			}
+		}
+	}
+}

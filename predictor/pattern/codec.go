@@ -2,6 +2,7 @@ package pattern
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 
 	"iopred/internal/msgcheck"
@@ -61,8 +62,23 @@ func Unmarshal(data []byte) (*Index, error) {
 	return &x, nil
 }
 
-// EncodedSize is the size of the index's msgpack form.
+// EncodedSize is the size of the index's msgpack form, counted as it is
+// encoded rather than held (the index of a long irregular trace encodes
+// to megabytes).
 func (x *Index) EncodedSize() (int, error) {
-	b, err := x.Marshal()
-	return len(b), err
+	var n byteCounter
+	enc := msgpack.NewEncoder(&n)
+	enc.UseCompactInts(true) // as Marshal
+	err := enc.Encode(x)
+	return int(n), err
 }
+
+var errRunsSet = errors.New("pattern: EncodedSizeWith: the index has runs of its own")
+
+// byteCounter is an io.Writer and io.ByteWriter that counts the bytes
+// written to it.
+type byteCounter int64
+
+func (c *byteCounter) Write(p []byte) (int, error) { *c += byteCounter(len(p)); return len(p), nil }
+
+func (c *byteCounter) WriteByte(byte) error { *c++; return nil }

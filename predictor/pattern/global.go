@@ -92,12 +92,40 @@ func (g *Global) index() {
 // other come back in rest.
 func Merge(runs []Run) (globals []Global, rest []Run) {
 	sorted := append([]Run(nil), runs...)
-	sort.SliceStable(sorted, func(i, j int) bool {
-		if sorted[i].Logical != sorted[j].Logical {
-			return sorted[i].Logical < sorted[j].Logical
+	SortRuns(sorted)
+	return MergeSorted(sorted)
+}
+
+// SortRuns sorts runs in place into the order Merge works in: by logical
+// offset, then id, runs that tie keeping their order.
+func SortRuns(runs []Run) {
+	if runsSorted(runs) {
+		return
+	}
+	sort.SliceStable(runs, func(i, j int) bool {
+		if runs[i].Logical != runs[j].Logical {
+			return runs[i].Logical < runs[j].Logical
 		}
-		return sorted[i].ID < sorted[j].ID
+		return runs[i].ID < runs[j].ID
 	})
+}
+
+func runsSorted(runs []Run) bool {
+	for i := 1; i < len(runs); i++ {
+		a, b := &runs[i-1], &runs[i]
+		if b.Logical < a.Logical || b.Logical == a.Logical && b.ID < a.ID {
+			return false
+		}
+	}
+	return true
+}
+
+// MergeSorted is Merge over runs already in its order (SortRuns): the
+// runs of a stream that moves forward through its file, or runs sorted
+// in place by their owner, merged without the copy Merge makes. rest
+// reuses the storage of sorted, which the caller gives up.
+func MergeSorted(sorted []Run) (globals []Global, rest []Run) {
+	rest = sorted[:0] // rest's k-th run comes from sorted[i] with i >= k
 	for i := 0; i < len(sorted); {
 		first := sorted[i]
 		j := i + 1
@@ -132,6 +160,9 @@ func Merge(runs []Run) (globals []Global, rest []Run) {
 		g.index()
 		globals = append(globals, g)
 		i = j
+	}
+	if len(rest) == 0 {
+		rest = nil // as Merge always gave
 	}
 	return globals, rest
 }

@@ -15,6 +15,9 @@ func TestRunBuilderMatchesRuns(t *testing.T) {
 		"random":   func(i int) (int64, int64) { return rng.Int64N(1 << 20), 512 * (1 + rng.Int64N(3)) },
 		"twolevel": func(i int) (int64, int64) { return int64(i/10)*1<<20 + int64(i%10)*64, 64 },
 		"lengths":  func(i int) (int64, int64) { return int64(i) * 100, int64(1 + i%3) },
+		// Rows of 4 in a 2-D walk, whose runs are held as groups; every
+		// 7th row moved, which starts a new group.
+		"rows": func(i int) (int64, int64) { return int64(i/4)*1<<18 + int64(i%4)*4096 + int64(i/28)*3, 4096 },
 	}
 	for name, gen := range gens {
 		t.Run(name, func(t *testing.T) {
@@ -31,6 +34,13 @@ func TestRunBuilderMatchesRuns(t *testing.T) {
 				want := Runs(5, logical, length, physical)
 				if got := b.Runs(); !reflect.DeepEqual(got, want) && !(len(got) == 0 && len(want) == 0) {
 					t.Fatalf("n=%d: builder runs\n%v\nwant\n%v", n, got, want)
+				}
+				g := b.FinishGroups()
+				if got := g.Runs(); !reflect.DeepEqual(got, want) && !(len(got) == 0 && len(want) == 0) {
+					t.Fatalf("n=%d: FinishGroups\n%v\nwant\n%v", n, got, want)
+				}
+				if len(b.groups) != 0 || len(b.Runs()) != 0 {
+					t.Fatalf("n=%d: the builder holds runs after FinishGroups", n)
 				}
 			}
 		})

@@ -155,6 +155,26 @@ func BuildTree(q []int64, window, maxLevels int) Tree {
 	for _, sp := range detectSpans(d, window) {
 		t.Nodes = append(t.Nodes, Node{Deltas: append([]int64(nil), d[sp.start:sp.start+sp.period]...), Reps: int64(sp.reps)})
 	}
+	return buildLevels(t, window, maxLevels)
+}
+
+// Tree is BuildTree over the values added, from the detector's level-0
+// spans; it closes the detector.
+func (d *Detector) Tree(maxLevels int) Tree {
+	d.Close()
+	t := Tree{Count: d.n}
+	if d.n == 0 {
+		return t
+	}
+	t.Init = d.firstValue()
+	for _, sp := range d.spans() {
+		t.Nodes = append(t.Nodes, Node{Deltas: append([]int64(nil), sp.deltas...), Reps: sp.reps})
+	}
+	return buildLevels(t, d.window, maxLevels)
+}
+
+// buildLevels builds the levels of t above its level-0 nodes.
+func buildLevels(t Tree, window, maxLevels int) Tree {
 	for level := 1; level < maxLevels && len(t.Nodes) > 1; level++ {
 		keys := make([]string, len(t.Nodes))
 		for i := range t.Nodes {

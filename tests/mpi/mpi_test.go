@@ -15,7 +15,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,7 +23,6 @@ import (
 	"testing"
 	"time"
 
-	"iopred/analyzer/ftio"
 	"iopred/analyzer/patterns"
 	"iopred/tests/testenv"
 	"iopred/tracefmt"
@@ -286,6 +284,8 @@ func TestIORLike(t *testing.T) {
 			checkIORGlobalPattern(t, trs, file, np)
 			interval := checkIORPeriod(t, trs)
 			checkJobSummary(t, trs, traces, np, file, interval)
+			// What `iopred period` prints by default: the same.
+			testenv.CheckPeriod(t, traces, interval)
 		})
 	}
 }
@@ -340,25 +340,26 @@ func checkIORGlobalPattern(t *testing.T, trs []*trace, file string, np int) {
 // harmonics as high as the fundamental, and at 100 Hz FTIO reports half
 // the period in some runs (it did in one of five, on a quiet machine); the
 // job summary checks the period against its multiples in the time domain.
-func checkIORPeriod(t *testing.T, trs []*trace) float64 {
+func checkIORPeriod(t *testing.T, trs []*trace) testenv.Intervals {
 	t.Helper()
+	// Each checkpoint rewrites the file from its start, rank 0 at offset
+	// 0: a checkpoint starts there, however a loaded machine stalls the
+	// writes inside it (a gap of more than half the pause once split one
+	// in two).
 	var starts []float64
-	last := math.Inf(-1)
 	for _, e := range trs[0].ops("MPI_File_write_at", "/ckpt.dat") {
-		now := float64(e.StartNs) / 1e9
-		if now-last > iorPauseMs/2e3 {
-			starts = append(starts, now)
+		if e.Offset == 0 {
+			starts = append(starts, float64(e.StartNs)/1e9)
 		}
-		last = now
 	}
 	if len(starts) != iorCheckpoints {
 		t.Fatalf("%d checkpoints seen in rank 0's trace, want %d", len(starts), iorCheckpoints)
 	}
-	want := testenv.TypicalInterval(t, starts)
-	if want < iorPauseMs/1e3 || want > 2*iorPauseMs/1e3 {
-		t.Errorf("checkpoints every %.4f s, configured pause %d ms", want, iorPauseMs)
+	iv := testenv.MeasureIntervals(t, starts)
+	if iv.Median < iorPauseMs/1e3 || iv.Median > 2*iorPauseMs/1e3 {
+		t.Errorf("checkpoints every %.4f s, configured pause %d ms", iv.Median, iorPauseMs)
 	}
-	return want
+	return iv
 }
 
 func checkIORRank(t *testing.T, tr *trace, np int64) {
@@ -752,41 +753,32 @@ func TestParallelHDF5(t *testing.T) {
 // steps from rank 0: both ranks are traced, and FTIO over the job's
 // traces finds the snapshots' period. The snapshots come every 35 ms or so
 // and gathering them to rank 0 takes a varying share of that, so the
-// period is checked within 5% of their typical (median) interval (2% holds for the
-// serial run in tests/predict, which is twice as slow).
+// period is checked within the spread of the intervals measured in this
+// run, widened by one frequency bin, by default (the job's signal) and
+// in the job summary. On a machine so loaded that the two ranks rarely
+// run together, the snapshots keep no interval (0.6 to 5.8 s apart in
+// one run), and there is no period to check (testenv.CheckJobPeriod).
 func TestLAMMPSTwoRanks(t *testing.T) {
 	m := impls[0]
 	need(t, m.run, "lmp")
 	input := filepath.Join(testenv.RepoRoot(), "tests", "predict", "testdata", "melt.lmp")
 	data, traces := t.TempDir(), t.TempDir()
-	out, err := mpirun(t, m, 2, 3*time.Minute, []string{"LD_PRELOAD=" + library(t), "IOPRED_DIR=" + traces},
+	// 3 s on a quiet machine; a starved one stretched it past 3 minutes.
+	out, err := mpirun(t, m, 2, 10*time.Minute, []string{"LD_PRELOAD=" + library(t), "IOPRED_DIR=" + traces},
 		"lmp", "-in", input, "-var", "out", data, "-log", "none", "-screen", "none")
 	if err != nil {
 		t.Fatalf("lmp: %v\n%s", err, out)
 	}
 	trs := readTraces(t, traces, "lmp")
 	byRank(t, trs, 2)
-	var starts []float64
-	last := math.Inf(-1)
-	for _, e := range trs[0].events {
-		if e.Path != filepath.Join(data, "snapshots.dump") || !tracefmt.IsWrite(e.Op) || e.Bytes == 0 {
-			continue
-		}
-		if now := float64(e.StartNs) / 1e9; now-last > 0.02 {
-			starts = append(starts, now)
-		}
-		last = float64(e.EndNs) / 1e9
-	}
+	dump := filepath.Join(data, "snapshots.dump")
+	starts := testenv.WriteTimes(t, traces, dump, testenv.MarkerOffsets(t, dump, "ITEM: TIMESTEP"))
 	if len(starts) != 81 {
 		t.Fatalf("rank 0 wrote %d snapshots, want 81", len(starts))
 	}
-	want := testenv.TypicalInterval(t, starts)
-	testenv.CheckPeriod(t, traces, ftio.Options{Fs: -1, MaxSamples: 1 << 20}, want, 0.05)
+	iv := testenv.MeasureIntervals(t, starts)
+	testenv.CheckPeriod(t, traces, iv)
 	// The job summary rank 0 wrote at MPI_Finalize finds it too.
 	js, _ := readJobSummary(t, traces)
-	if p := js.Period.Write; p == nil || p.PeriodS == nil || math.Abs(*p.PeriodS-want)/want > 0.05 {
-		t.Errorf("job summary's write period %+v, snapshots every %.5f s", p, want)
-	} else {
-		t.Logf("job summary: period %.5f s, snapshots every %.5f s", *p.PeriodS, want)
-	}
+	testenv.CheckJobPeriod(t, "job summary", js.Period.Write, iv)
 }

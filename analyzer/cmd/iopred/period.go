@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"sort"
@@ -17,8 +18,8 @@ import (
 func init() {
 	register(&command{
 		name:    "period",
-		usage:   "[--mode write|read|both] [--fs HZ] [--tol X] [--json] [--online] [--per-process | --job] [--plot OUT.svg|.png|.html] TRACE|DIR...",
-		summary: "FTIO periodicity of the I/O (iopred traces or FTIO's JSON, JSON lines, MessagePack)",
+		usage:   "[--signal auto|job|ftio] [--mode write|read|both] [--fs HZ] [--tol X] [--json] [--online] [--per-process] [--plot OUT.svg|.png|.html] TRACE|DIR...",
+		summary: "FTIO periodicity of the I/O: the job's bandwidth on iopred traces, FTIO's sampling on FTIO's JSON, JSON lines, MessagePack",
 		run:     runPeriod,
 	})
 }
@@ -36,13 +37,19 @@ func runPeriod(args []string, stdout, stderr io.Writer) error {
 	online := fs.Bool("online", false, "replay the trace as if it grew, predicting at the end of every I/O phase")
 	perProcess := fs.Bool("per-process", false, "analyse every trace file on its own instead of merging them into the application's signal")
 	plot := fs.String("plot", "", "write the signal and the spectrum to `FILE` (.svg, .png or .html)")
-	jobView := fs.Bool("job", false, "analyse an MPI job's signal as its job summary does: the ranks' bytes on one time grid, FTIO at several resolutions, the period checked against its multiples (--fs, --average, --tol do not apply)")
+	signal := fs.String("signal", "auto", "which signal: job (every process's bytes spread over each request's duration on one time grid, FTIO at several resolutions, the period checked against its multiples), ftio (FTIO's sampling, --fs and --average), or auto: job for iopred, Darshan and DFTracer traces, ftio for FTIO's inputs or when an FTIO sampling option is given")
+	jobView := fs.Bool("job", false, "the same as --signal job")
 	paths, err := parseFlagsAnywhere(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(paths) == 0 {
 		return errUsage
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if *jobView {
+		*signal = "job"
 	}
 	mode, err := ftio.ParseMode(*modeFlag)
 	if err != nil {
@@ -59,7 +66,27 @@ func runPeriod(args []string, stdout, stderr io.Writer) error {
 	if err := tracefmt.CheckTimeResolved(paths...); err != nil {
 		return err
 	}
-	if *jobView {
+	switch *signal {
+	case "auto":
+		ftioInput, err := anyFTIOInput(paths)
+		if err != nil {
+			return err
+		}
+		if ftioInput {
+			*signal = "ftio"
+			break
+		}
+		*signal = "job"
+		for _, name := range []string{"fs", "tol", "amplitude", "average", "ftio-mode", "online", "per-process"} {
+			if set[name] {
+				*signal = "ftio"
+			}
+		}
+	case "job", "ftio":
+	default:
+		return fmt.Errorf("--signal %q: want auto, job or ftio", *signal)
+	}
+	if *signal == "job" {
 		return runPeriodJob(paths, mode, *asJSON, *plot, stdout, stderr)
 	}
 	srcs, err := ftio.FileSources(paths, mode, modes)
@@ -82,9 +109,74 @@ func runPeriod(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if *asJSON {
-		return json.NewEncoder(stdout).Encode(res)
+		line := struct {
+			Signal string `json:"signal"`
+			ftio.Result
+		}{"ftio", res}
+		return json.NewEncoder(stdout).Encode(line)
+	}
+	if err := writeFTIOSignal(stdout, paths, res, *avg); err != nil {
+		return err
 	}
 	return ftio.WriteText(stdout, res)
+}
+
+// anyFTIOInput tells whether any input is one of FTIO's formats, whose
+// results FTIO's defaults reproduce.
+func anyFTIOInput(paths []string) (bool, error) {
+	files, err := tracefmt.Discover(paths...)
+	if err != nil {
+		return false, err
+	}
+	for _, f := range files {
+		format, err := tracefmt.IsFTIOFile(f)
+		if err != nil {
+			return false, err
+		}
+		if format != "" {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// writeFTIOSignal prints which signal FTIO's sampling made and, for
+// iopred traces, when the earliest started (the origin of their times).
+func writeFTIOSignal(w io.Writer, paths []string, res ftio.Result, average bool) error {
+	how := "the bandwidth at instants"
+	if average {
+		how = "the mean bandwidth over intervals"
+	}
+	dflt := ""
+	if res.Fs == ftio.DefaultFs {
+		dflt = " (FTIO's default)"
+	}
+	if _, err := fmt.Fprintf(w, "signal: FTIO's sampling of the requests: %s %.4g s apart, %.4g Hz%s\n", how, 1/res.Fs, res.Fs, dflt); err != nil {
+		return err
+	}
+	files, err := tracefmt.Discover(paths...)
+	if err != nil {
+		return err
+	}
+	var start, mono int64
+	for _, f := range files {
+		if format, err := tracefmt.IsFTIOFile(f); err != nil || format != "" {
+			continue
+		}
+		r, err := tracefmt.Open(f)
+		if err != nil {
+			continue
+		}
+		h := r.Header()
+		r.Close()
+		if start == 0 || h.StartMonoNs < mono {
+			start, mono = h.StartUnixNs, h.StartMonoNs
+		}
+	}
+	if start > 0 {
+		_, err = fmt.Fprintf(w, "job start: %s; times are seconds since then\n", summary.FormatDate(start))
+	}
+	return err
 }
 
 // runPeriodPerProcess prints one result per trace file (JSON: one object
@@ -182,14 +274,15 @@ func runPeriodOnline(srcs []ftio.Source, opt ftio.Options, asJSON bool, stdout i
 	return nil
 }
 
-// runPeriodJob prints the period of an MPI job's signal as the job
-// summary finds it (job.Period), from the ranks' traces.
+// runPeriodJob prints the period of a job's signal as the job summary
+// finds it (job.Period), from its traces: an MPI job's ranks, or the
+// processes of a program without ranks.
 func runPeriodJob(paths []string, mode ftio.Mode, asJSON bool, plot string, stdout, stderr io.Writer) error {
 	traces, err := tracefmt.Discover(paths...)
 	if err != nil {
 		return err
 	}
-	sum, warnings, readErr := job.FromTraces(traces)
+	sum, warnings, readErr := job.FromTracesWith(traces, job.Options{Processes: true, NoAccuracy: true})
 	for _, w := range warnings {
 		fmt.Fprintf(stderr, "iopred period: warning: %s\n", w)
 	}
@@ -207,15 +300,39 @@ func runPeriodJob(paths []string, mode ftio.Mode, asJSON bool, plot string, stdo
 		}
 	}
 	if asJSON {
-		if err := json.NewEncoder(stdout).Encode(p); err != nil {
+		line := struct {
+			Signal      string `json:"signal"`
+			StartUnixNs int64  `json:"start_unix_ns"`
+			*job.Period
+		}{"job", sum.StartUnixNs, p}
+		if err := json.NewEncoder(stdout).Encode(line); err != nil {
 			return err
 		}
 		return readErr
 	}
-	if err := ftio.WriteText(stdout, p.Result); err != nil {
+	// Times since the job's start, which the first lines give once.
+	origin := float64(sum.StartUnixNs) / 1e9
+	res := p.Result
+	res.TStart -= origin
+	res.TEnd -= origin
+	var b strings.Builder
+	what := map[ftio.Mode]string{ftio.ModeWrite: "writes", ftio.ModeRead: "reads", ftio.ModeBoth: "reads and writes"}[mode]
+	procs := "processes'"
+	if sum.Ranks == 1 {
+		procs = "process's"
+	}
+	fmt.Fprintf(&b, "signal: the job's %s: %d %s bytes spread over each request's duration on one grid of %s bins (%.4g Hz)", what, sum.Ranks, procs, formatSeconds(1/res.Fs), res.Fs)
+	if n := len(p.Resolutions); n > 1 {
+		fmt.Fprintf(&b, ", FTIO at %d resolutions from %d samples down to %d", n, p.Resolutions[0].NSamples, p.Resolutions[n-1].NSamples)
+	}
+	fmt.Fprintf(&b, "\njob start: %s; times are seconds since then\n", summary.FormatDate(sum.StartUnixNs))
+	if _, err := io.WriteString(stdout, b.String()); err != nil {
 		return err
 	}
-	var b strings.Builder
+	if err := ftio.WriteText(stdout, res); err != nil {
+		return err
+	}
+	b.Reset()
 	fmt.Fprintf(&b, "resolutions (%d agree):", p.Agreeing)
 	for _, r := range p.Resolutions {
 		if r.PeriodS == nil {
@@ -240,4 +357,15 @@ func runPeriodJob(paths []string, mode ftio.Mode, asJSON bool, plot string, stdo
 		return err
 	}
 	return readErr
+}
+
+// formatSeconds prints a duration in seconds in the unit that suits it.
+func formatSeconds(s float64) string {
+	switch {
+	case s < 1e-3:
+		return fmt.Sprintf("%.4g µs", s*1e6)
+	case s < 1:
+		return fmt.Sprintf("%.4g ms", s*1e3)
+	}
+	return fmt.Sprintf("%.4g s", s)
 }

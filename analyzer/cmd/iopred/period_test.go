@@ -4,12 +4,15 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"iopred/tests/interop"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"iopred/tests/interop"
+	"iopred/tracefmt"
 )
 
 func ftioExamples(t testing.TB) string { return interop.Path(t, "ftio") }
@@ -26,6 +29,9 @@ func TestPeriodJSONContract(t *testing.T) {
 	var got map[string]any
 	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
 		t.Fatalf("%v: %s", err, out.String())
+	}
+	if got["signal"] != "ftio" {
+		t.Errorf("signal %v on FTIO's input, want ftio", got["signal"])
 	}
 	for _, k := range []string{"freq_hz", "period_s", "confidence", "n_samples", "t_start", "t_end", "fs", "candidates", "rpde", "spectral_flatness", "sigma_vol", "sigma_time", "r_io", "b_io", "volume_per_period", "periodicity_score"} {
 		if _, ok := got[k]; !ok {
@@ -186,11 +192,15 @@ func TestPeriodJob(t *testing.T) {
 		t.Fatalf("period --job exit %d: %s", code, errb.String())
 	}
 	var got struct {
+		Signal   string   `json:"signal"`
 		PeriodS  *float64 `json:"period_s"`
 		Agreeing int      `json:"resolutions_agreeing"`
 	}
 	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
 		t.Fatal(err)
+	}
+	if got.Signal != "job" {
+		t.Errorf("signal %q, want job", got.Signal)
 	}
 	if mean == 0 || got.PeriodS == nil || math.Abs(*got.PeriodS-mean)/mean > 0.05 {
 		t.Fatalf("job period %v, generated mean iteration %g", got.PeriodS, mean)
@@ -215,4 +225,96 @@ func TestPeriodJob(t *testing.T) {
 	if p := sum.Job.Period.Write.PeriodS; sum.Job.Ranks != 4 || p == nil || *p != *got.PeriodS {
 		t.Errorf("summary's job: %d ranks, period %v; period --job: %v", sum.Job.Ranks, p, *got.PeriodS)
 	}
+}
+
+// TestPeriodDefaultSignal proves the default picks the signal by input:
+// on iopred traces the job's (the same answer as --signal job, its first
+// lines naming the signal and the job's start as a date, times since
+// then), on FTIO's inputs FTIO's 10 Hz sampling with FTIO's answer; an
+// FTIO sampling option on iopred traces asks for FTIO's sampling.
+func TestPeriodDefaultSignal(t *testing.T) {
+	dir, _ := synthTraces(t)
+	run := func(args ...string) string {
+		t.Helper()
+		var out, errb bytes.Buffer
+		if code := runMain(append([]string{"period"}, args...), &out, &errb); code != 0 {
+			t.Fatalf("period %v: exit %d: %s", args, code, errb.String())
+		}
+		return out.String()
+	}
+	def, job := run(dir), run("--signal", "job", dir)
+	if def != job {
+		t.Errorf("default on iopred traces:\n%s\n--signal job:\n%s", def, job)
+	}
+	lines := strings.Split(def, "\n")
+	if len(lines) < 3 || !strings.HasPrefix(lines[0], "signal: the job's writes: 4 processes'") ||
+		!strings.HasPrefix(lines[1], "job start: 19") || !strings.HasPrefix(lines[2], "samples: ") || strings.Contains(lines[2], "e+09") {
+		t.Errorf("default output starts:\n%s", strings.Join(lines[:min(3, len(lines))], "\n"))
+	}
+	if out := run("--fs", "10", dir); !strings.HasPrefix(out, "signal: FTIO's sampling of the requests: the bandwidth at instants 0.1 s apart, 10 Hz (FTIO's default)\njob start: 19") {
+		t.Errorf("--fs 10 on iopred traces:\n%s", out)
+	}
+	out := run(filepath.Join(ftioExamples(t), "tmio-8ranks.jsonl"))
+	if !strings.HasPrefix(out, "signal: FTIO's sampling of the requests: the bandwidth at instants 0.1 s apart, 10 Hz (FTIO's default)\nsamples: 289 at 10 Hz") ||
+		!strings.Contains(out, "period: 1.92667 s (0.519031 Hz)") {
+		t.Errorf("default on FTIO's example:\n%s", out)
+	}
+}
+
+// TestPeriodPastLateStart proves the default finds a period that starts
+// late: a process reads its input for 0.4 s, computes until 2.5 s, then
+// writes a checkpoint of 8 MiB every 0.3 s (with up to 10 ms of jitter)
+// 30 times. The start-up's volume dwarfs a checkpoint's and the
+// checkpoints fill less than three quarters of the span; the period is
+// 0.3 s within one frequency bin.
+func TestPeriodPastLateStart(t *testing.T) {
+	dir := t.TempDir()
+	f, err := os.Create(filepath.Join(dir, "sim.host.7"+tracefmt.FileSuffix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := tracefmt.NewWriter(f, tracefmt.Header{Program: "/bin/sim", Host: "host", PID: 7, StartUnixNs: 1_795_000_000_000_000_000}, tracefmt.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.File(tracefmt.File{ID: 1, Path: "/in.dat"})
+	w.File(tracefmt.File{ID: 2, Path: "/ckpt.dat"})
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := int64(0); i < 200; i++ {
+		at := i * 2_000_000
+		w.Event(&tracefmt.Event{Op: "pread", FileID: 1, Offset: i << 18, Size: 1 << 18, Ret: 1 << 18, Bytes: 1 << 18, StartNs: at, EndNs: at + 1_500_000})
+	}
+	var off int64
+	for k := int64(0); k < 30; k++ {
+		at := 2_500_000_000 + k*300_000_000 + rng.Int64N(10_000_000)
+		for j := int64(0); j < 8; j++ {
+			w.Event(&tracefmt.Event{Op: "pwrite", FileID: 2, Offset: off, Size: 1 << 20, Ret: 1 << 20, Bytes: 1 << 20, StartNs: at, EndNs: at + 2_000_000})
+			at += 2_000_000
+			off += 1 << 20
+		}
+	}
+	if err := w.Close(tracefmt.Footer{Reason: "exit"}); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	var out, errb bytes.Buffer
+	if code := runMain([]string{"period", "--mode", "both", "--json", dir}, &out, &errb); code != 0 {
+		t.Fatalf("period exit %d: %s", code, errb.String())
+	}
+	var got struct {
+		Signal  string   `json:"signal"`
+		PeriodS *float64 `json:"period_s"`
+		TStart  float64  `json:"t_start"`
+		TEnd    float64  `json:"t_end"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Signal != "job" || got.PeriodS == nil || got.TEnd-got.TStart < 9 {
+		t.Fatalf("signal %q, period %v: %s", got.Signal, got.PeriodS, out.String())
+	}
+	if span := got.TEnd - got.TStart; math.Abs(1 / *got.PeriodS - 1/0.3)*span > 1 {
+		t.Errorf("period %.4f s, want 0.3 s within one bin (%.4g Hz)", *got.PeriodS, 1/span)
+	}
+	t.Logf("period %.5f s over %.3f s", *got.PeriodS, got.TEnd-got.TStart)
 }

@@ -1,6 +1,7 @@
 /* Periodic I/O: ITER iterations of a burst of 64 KiB writes followed by a
  * pause of PAUSE_MS. Asks iopred_period after each iteration from the
- * fourth on and prints "iter I found F period P" lines, then the mean
+ * fourth on and prints "iter I found F period P confidence C window T0 T1"
+ * lines (T0 and T1 bound the window analysed), then the mean
  * interval between the bursts' starts as the program measured it:
  * "mean_interval S". Usage: periodic FILE ITER PAUSE_MS */
 #define _GNU_SOURCE
@@ -37,7 +38,8 @@ int main(int argc, char **argv) {
     if (it >= 3 && period) {
       struct iopred_period_result r;
       int found = period(&r, IOPRED_PERIOD_WRITE);
-      printf("iter %d found %d period %.6f confidence %.3f\n", it, found, r.period_s, r.confidence);
+      printf("iter %d found %d period %.6f confidence %.3f window %.6f %.6f\n", it, found, r.period_s, r.confidence,
+             r.t_start, r.t_end);
     }
   }
   close(fd);
