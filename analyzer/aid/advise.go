@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	"iopred/analyzer/serverlog"
@@ -78,6 +80,10 @@ type Running struct {
 	App   serverlog.App
 	Start time.Time
 	Limit time.Time // start plus the requested time; zero if unknown
+	// OSTs are the OST indices its files were placed on, when the
+	// scheduler placed it by a hint (Advice.OSTs); nil when unknown. A
+	// newborn job's load then goes on those OSTs (α).
+	OSTs []int
 }
 
 // Request is a question to the advisor.
@@ -93,12 +99,21 @@ type Request struct {
 
 // Advice is the advisor's answer, in the JSON form of `iopred aid advise`.
 type Advice struct {
-	Advice       string   `json:"advice"` // run or delay
-	Score        float64  `json:"score"`
-	Threshold    float64  `json:"threshold"`
-	OSTFootprint int      `json:"ost_footprint"`
-	OSTs         []string `json:"osts"`
-	Reason       string   `json:"reason"`
+	Advice       string  `json:"advice"` // run or delay
+	Score        float64 `json:"score"`
+	Threshold    float64 `json:"threshold"`
+	OSTFootprint int     `json:"ost_footprint"`
+	// OSTs is the placement hint: the indices, ascending, of the κ OSTs
+	// scored (the least loaded, α included), where the job's files
+	// should go (`lfs setstripe -c κ -o ...`, see Setstripe); OSTNames
+	// are their names. Empty for an application that is not known to be
+	// I/O-intensive.
+	OSTs     []int    `json:"osts"`
+	OSTNames []string `json:"ost_names"`
+	// Setstripe is the lfs command that places a directory's new files
+	// on those OSTs.
+	Setstripe string `json:"lfs_setstripe,omitempty"`
+	Reason    string `json:"reason"`
 	// Adjusted counts the running jobs whose pattern moved the scores (α).
 	Adjusted int `json:"adjusted_jobs"`
 }
@@ -190,10 +205,17 @@ func (a *Advisor) Advise(req Request) (Advice, error) {
 	}
 	sort.SliceStable(order, func(x, y int) bool { return scores[order[x]] < scores[order[y]] })
 	mean := 0.0
-	names := make([]string, 0, kappa)
-	for _, o := range order[:kappa] {
+	hint := append([]int(nil), order[:kappa]...)
+	for _, o := range hint {
 		mean += scores[o] / float64(kappa)
+	}
+	idx := t.Indices()
+	sort.Slice(hint, func(x, y int) bool { return idx[hint[x]] < idx[hint[y]] })
+	names := make([]string, 0, kappa)
+	osts := make([]int, 0, kappa)
+	for _, o := range hint {
 		names = append(names, t.OSTs[o])
+		osts = append(osts, idx[o])
 	}
 	if a.AllOSTs {
 		mean = 0
@@ -209,7 +231,8 @@ func (a *Advisor) Advise(req Request) (Advice, error) {
 		// hold instead of at its end.
 		L = 1 + (L-1)*(1+a.HoldRelax*min(1, req.Held.Seconds()/req.MaxHold.Seconds()))
 	}
-	adv := Advice{Score: round3(mean), Threshold: round3(L), OSTFootprint: kappa, OSTs: names, Adjusted: adjusted}
+	adv := Advice{Score: round3(mean), Threshold: round3(L), OSTFootprint: kappa, OSTs: osts, OSTNames: names,
+		Setstripe: SetstripeCommand(osts), Adjusted: adjusted}
 	if mean < L {
 		adv.Advice = "run"
 		adv.Reason = fmt.Sprintf("the %d least-loaded OSTs score %.3f, under the threshold %.3f for a slowdown of %g", kappa, mean, L, a.Slowdown)
@@ -292,6 +315,14 @@ func (a *Advisor) alpha(t *IOLT, req Request) ([][]float64, int) {
 		}
 		band := min(nb-1, int(app.Throughput/app.OSTFootprint/t.BandWidth))
 		k := min(n, max(1, int(math.Round(app.OSTFootprint))))
+		if on := t.positions(r.OSTs); len(on) > 0 {
+			// Placed by a hint: its load goes where its files are.
+			for _, o := range on {
+				move(al[o], t.F[o], delta, band)
+			}
+			adjusted++
+			continue
+		}
 		if a.SpreadAlpha {
 			// Files placed on any K OSTs: each OST gets the job's load
 			// with probability K/n, as a job that ran through the
@@ -332,4 +363,101 @@ func (a *Advisor) alpha(t *IOLT, req Request) ([][]float64, int) {
 		adjusted++
 	}
 	return al, adjusted
+}
+
+// move shifts a job's share of time delta (negative: off) from band 0 to
+// its band on one OST, within what the OST's shares allow.
+func move(al, f []float64, delta float64, band int) {
+	if delta > 0 {
+		d := min(delta, f[0]+al[0])
+		al[0] -= d
+		al[band] += d
+	} else {
+		d := min(-delta, f[band]+al[band])
+		al[band] -= d
+		al[0] += d
+	}
+}
+
+// Indices returns each OST's index, from the hexadecimal number after
+// "OST" in its name as Lustre names them (scratch-OST00a1 is 161); an OST
+// whose name has none, or one another OST has, gets its position in the
+// table.
+func (t *IOLT) Indices() []int {
+	out := make([]int, len(t.OSTs))
+	seen := map[int]bool{}
+	ok := true
+	for i, name := range t.OSTs {
+		k := strings.LastIndex(name, "OST")
+		if k < 0 {
+			ok = false
+			break
+		}
+		v, err := strconv.ParseUint(name[k+3:], 16, 31)
+		if err != nil || seen[int(v)] {
+			ok = false
+			break
+		}
+		seen[int(v)] = true
+		out[i] = int(v)
+	}
+	if !ok {
+		for i := range out {
+			out[i] = i
+		}
+	}
+	return out
+}
+
+// positions maps OST indices to the table's positions, skipping those
+// the table lacks.
+func (t *IOLT) positions(osts []int) []int {
+	if len(osts) == 0 {
+		return nil
+	}
+	pos := map[int]int{}
+	for p, i := range t.Indices() {
+		pos[i] = p
+	}
+	var out []int
+	for _, o := range osts {
+		if p, ok := pos[o]; ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// RangeList writes OST indices as lfs does: ascending, runs of
+// consecutive indices as ranges ("0-15,32,40-47").
+func RangeList(osts []int) string {
+	s := slices.Clone(osts)
+	slices.Sort(s)
+	s = slices.Compact(s)
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		k := i
+		for k+1 < len(s) && s[k+1] == s[k]+1 {
+			k++
+		}
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		if k > i {
+			fmt.Fprintf(&b, "%d-%d", s[i], s[k])
+		} else {
+			fmt.Fprintf(&b, "%d", s[i])
+		}
+		i = k + 1
+	}
+	return b.String()
+}
+
+// SetstripeCommand is the lfs command that makes new files in a
+// directory stripe over exactly these OSTs; empty for none.
+func SetstripeCommand(osts []int) string {
+	if len(osts) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("lfs setstripe -c %d -o %s DIR", len(slices.Compact(slices.Sorted(slices.Values(osts)))), RangeList(osts))
 }

@@ -1,7 +1,9 @@
 package aid
 
 import (
+	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -177,5 +179,116 @@ func TestSpreadAlpha(t *testing.T) {
 	want := idle.Score + 0.25*(w[len(w)-1]-w[0]) // duty 1/2 on 2 of 4 OSTs
 	if packed.Score != idle.Score || math.Abs(spread.Score-want) > 2e-3 {
 		t.Errorf("idle %v, α on the idlest %v (want %v), spread %v (want %v)", idle.Score, packed.Score, idle.Score, spread.Score, want)
+	}
+}
+
+// TestPlacementHint proves the hint: the κ least-loaded OSTs (α of the
+// running jobs included), distinct, by index ascending with their names
+// and the lfs line; a newborn job placed by an earlier hint loads its own
+// OSTs, so the next hint avoids them; an application that is unknown or
+// not I/O-intensive gets no hint.
+func TestPlacementHint(t *testing.T) {
+	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := start.Add(time.Hour)
+	k := &Knowledge{Apps: []AppInfo{
+		{User: "ana", Name: "ckpt", Nodes: 64, Class: ClassIOIntensive, RunS: 7200,
+			Pattern: Pattern{OSTFootprint: 3, Throughput: 1200e6, IntervalS: 300, BurstS: 150}},
+		{User: "bob", Name: "big", Nodes: 64, Class: ClassIOIntensive, RunS: 7200,
+			Pattern: Pattern{OSTFootprint: 5, Throughput: 2000e6, IntervalS: 300, BurstS: 150}},
+		{User: "cy", Name: "calc", Nodes: 8, Class: ClassNot, Reason: "no recurring pattern"}}}
+	ana := serverlog.App{User: "ana", Name: "ckpt", Nodes: 64}
+	bob := serverlog.App{User: "bob", Name: "big", Nodes: 64}
+	// 8 OSTs, fs-OST0000 to fs-OST0007; load[o] is OST o's rate half of
+	// the time (1 MB/s the other half).
+	log := func(load ...float64) serverlog.Source {
+		r := ratesOf(8, start, 720, func(o, t int) float64 {
+			if t%2 == 0 {
+				return load[o]
+			}
+			return 1e6
+		})
+		for o := range r.OSTs {
+			r.OSTs[o] = fmt.Sprintf("fs-OST%04x", o)
+		}
+		src, _ := serverlog.NewRatesSource(r)
+		return src
+	}
+	busy := 400e6
+	for _, c := range []struct {
+		name    string
+		app     serverlog.App
+		load    []float64
+		running []Running
+		want    []int
+		lfs     string
+	}{
+		{"three idle", ana, []float64{busy, 1e6, busy, 1e6, busy, busy, 1e6, busy}, nil, []int{1, 3, 6}, "lfs setstripe -c 3 -o 1,3,6 DIR"},
+		// 220 MB/s is in band 7 (w 1.107), 250 MB/s in band 8 (2.22).
+		{"least loaded first", ana, []float64{busy, 250e6, busy, 1e6, busy, busy, 220e6, busy}, nil, []int{1, 3, 6}, "lfs setstripe -c 3 -o 1,3,6 DIR"},
+		{"ties by index", bob, []float64{1e6, 1e6, 1e6, 1e6, 1e6, 1e6, 1e6, busy}, nil, []int{0, 1, 2, 3, 4}, "lfs setstripe -c 5 -o 0-4 DIR"},
+		{"placed newborn job avoided", ana, []float64{1e6, 1e6, 1e6, 1e6, 1e6, 1e6, 250e6, 250e6},
+			[]Running{{App: bob, Start: at.Add(-time.Minute), OSTs: []int{0, 1, 3, 4, 5}}}, []int{2, 6, 7}, "lfs setstripe -c 3 -o 2,6-7 DIR"},
+		{"unknown", serverlog.App{User: "zed", Name: "x", Nodes: 1}, []float64{1e6, 1e6, 1e6, 1e6, 1e6, 1e6, 1e6, 1e6}, nil, nil, ""},
+		{"not I/O-intensive", serverlog.App{User: "cy", Name: "calc", Nodes: 8}, []float64{1e6, 1e6, 1e6, 1e6, 1e6, 1e6, 1e6, 1e6}, nil, nil, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			adv, err := NewAdvisor(k, nil).Advise(Request{App: c.app, At: at, Log: log(c.load...), Running: c.running})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(adv.OSTs, c.want) || adv.Setstripe != c.lfs {
+				t.Fatalf("hint %v (%q), want %v (%q)", adv.OSTs, adv.Setstripe, c.want, c.lfs)
+			}
+			if c.want == nil {
+				return
+			}
+			if adv.OSTFootprint != len(c.want) || len(adv.OSTNames) != len(c.want) {
+				t.Errorf("footprint %d, names %v: want %d", adv.OSTFootprint, adv.OSTNames, len(c.want))
+			}
+			for i, o := range c.want {
+				if adv.OSTNames[i] != fmt.Sprintf("fs-OST%04x", o) {
+					t.Errorf("name %d: %s for OST %d", i, adv.OSTNames[i], o)
+				}
+			}
+		})
+	}
+	// The placed job's α goes on its own OSTs: unplaced (spread over all
+	// 8), the same job leaves OSTs 0 to 2 idlest.
+	adv, _ := NewAdvisor(k, nil).Advise(Request{App: ana, At: at, Log: log(1e6, 1e6, 1e6, 1e6, 1e6, 1e6, 250e6, 250e6),
+		Running: []Running{{App: bob, Start: at.Add(-time.Minute)}}})
+	if !slices.Equal(adv.OSTs, []int{0, 1, 2}) || adv.Adjusted != 1 {
+		t.Errorf("unplaced newborn job: hint %v (adjusted %d), want [0 1 2]", adv.OSTs, adv.Adjusted)
+	}
+}
+
+// TestRangeList proves the compact OST lists of the lfs line, and the
+// OST indices read from Lustre's names (hexadecimal) or, failing that,
+// the table's order.
+func TestRangeList(t *testing.T) {
+	for _, c := range []struct {
+		in   []int
+		want string
+	}{
+		{nil, ""}, {[]int{5}, "5"}, {[]int{0, 1, 2, 3}, "0-3"}, {[]int{7, 1, 2, 9, 3, 10}, "1-3,7,9-10"},
+		{[]int{4, 4, 5}, "4-5"}, {[]int{0, 2, 4}, "0,2,4"},
+	} {
+		if got := RangeList(c.in); got != c.want {
+			t.Errorf("RangeList(%v) = %q, want %q", c.in, got, c.want)
+		}
+	}
+	if got := SetstripeCommand([]int{3, 1, 2, 2}); got != "lfs setstripe -c 3 -o 1-3 DIR" {
+		t.Errorf("SetstripeCommand: %q", got)
+	}
+	for _, c := range []struct {
+		names []string
+		want  []int
+	}{
+		{[]string{"scratch-OST0000", "scratch-OST00a1", "scratch-OST0010"}, []int{0, 161, 16}},
+		{[]string{"ost-a", "ost-b"}, []int{0, 1}},
+		{[]string{"x-OST0001", "y-OST0001"}, []int{0, 1}}, // duplicate indices: positions
+	} {
+		if got := (&IOLT{OSTs: c.names}).Indices(); !slices.Equal(got, c.want) {
+			t.Errorf("Indices(%v) = %v, want %v", c.names, got, c.want)
+		}
 	}
 }

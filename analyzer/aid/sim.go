@@ -29,7 +29,7 @@ type SimAdvisor struct {
 func (s *SimAdvisor) Advise(req centersim.AdviceRequest) (centersim.Advice, error) {
 	r := Request{App: req.App, At: req.At, Log: req.Log, Held: req.Held, MaxHold: req.MaxHold}
 	for _, j := range req.Running {
-		r.Running = append(r.Running, Running{App: j.App, Start: j.Start, Limit: j.Limit})
+		r.Running = append(r.Running, Running{App: j.App, Start: j.Start, Limit: j.Limit, OSTs: j.OSTs})
 	}
 	adv, err := s.A.Advise(r)
 	if err != nil {
@@ -43,7 +43,7 @@ func (s *SimAdvisor) Advise(req centersim.AdviceRequest) (centersim.Advice, erro
 	if adv.Advice == "run" {
 		s.Run++
 	}
-	return centersim.Advice{Run: adv.Advice == "run", Reason: adv.Reason, Score: adv.Score, Threshold: adv.Threshold}, nil
+	return centersim.Advice{Run: adv.Advice == "run", Reason: adv.Reason, Score: adv.Score, Threshold: adv.Threshold, OSTs: adv.OSTs}, nil
 }
 
 // CheckRow compares one application of the ground truth with what AID

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"iopred/analyzer/serverlog"
@@ -44,6 +45,10 @@ type RunningJob struct {
 	App   serverlog.App
 	Start time.Time
 	Limit time.Time // start plus the requested time limit
+	// OSTs are the OST indices the job's files were placed on when it
+	// followed a placement hint (Options.Place), ascending; nil when its
+	// files went wherever the allocator put them.
+	OSTs []int
 }
 
 // Advice is an advisor's answer.
@@ -52,6 +57,11 @@ type Advice struct {
 	Reason    string
 	Score     float64
 	Threshold float64
+	// OSTs is a placement hint: the OST indices the job's files should go
+	// on (as `lfs setstripe -o` or an OST pool would place them); nil for
+	// none. With Options.Place a job started after advice places its
+	// bursts there.
+	OSTs []int
 }
 
 // Options control one simulation run.
@@ -63,6 +73,11 @@ type Options struct {
 	ChunkSamples int
 	Advisor      Advisor
 	FollowAdvice bool
+	// Place makes a job started after followed advice place its files on
+	// the OSTs its last advice hinted at, instead of on the round-robin
+	// allocator's κ OSTs from a random start. Jobs without a hint (and
+	// foreign jobs, unless advised) keep the random placement.
+	Place bool
 }
 
 // flow is an I/O transfer striped over some OSTs.
@@ -567,15 +582,19 @@ func (e *engine) ask(j *job) bool {
 	}
 	for r := range e.running {
 		sp := r.app.spec
-		req.Running = append(req.Running, RunningJob{App: serverlog.App{User: sp.User, Name: sp.Name, Nodes: sp.Nodes},
-			Start: e.s.Start.Add(dur(r.start)), Limit: e.s.Start.Add(dur(r.start + r.limitS))})
+		rj := RunningJob{App: serverlog.App{User: sp.User, Name: sp.Name, Nodes: sp.Nodes},
+			Start: e.s.Start.Add(dur(r.start)), Limit: e.s.Start.Add(dur(r.start + r.limitS))}
+		for _, o := range r.placed {
+			rj.OSTs = append(rj.OSTs, int(o))
+		}
+		req.Running = append(req.Running, rj)
 	}
 	sortRunning(req.Running)
 	adv, err := e.opt.Advisor.Advise(req)
 	if err != nil && e.err == nil {
 		e.err = fmt.Errorf("advice for job %d (%s) at %s: %w", j.id, j.app.id, req.At.Format(time.RFC3339), err)
 	}
-	j.asked, j.lastRun, j.reason = e.now, adv.Run, adv.Reason
+	j.asked, j.lastRun, j.reason, j.hintOSTs = e.now, adv.Run, adv.Reason, adv.OSTs
 	j.advice = "delay"
 	if adv.Run {
 		j.advice = "run"
@@ -618,6 +637,10 @@ func (e *engine) startJob(j *job) {
 		e.ask(j) // only recorded
 	}
 	j.state, j.start = jobRunning, e.now
+	j.placed = nil
+	if e.opt.Place && e.opt.FollowAdvice && e.opt.Advisor != nil {
+		j.placed = hintSet(j.hintOSTs, e.s.OSTs)
+	}
 	e.running[j] = struct{}{}
 	e.free -= j.app.spec.Nodes
 	e.jobsStarted++
@@ -626,7 +649,7 @@ func (e *engine) startJob(j *job) {
 		e.pushJob(e.now+j.failAtS, tFail, j)
 	}
 	if j.steady > 0 {
-		f := &flow{job: j, p: j.app.spec.Layout.place(e.s.OSTs, j.rng), demand: j.steady, remaining: math.Inf(1), started: e.now}
+		f := &flow{job: j, p: e.placeJob(j), demand: j.steady, remaining: math.Inf(1), started: e.now}
 		f.readFrac = 0.3
 		j.steadyF = f
 		e.addFlow(f)
@@ -663,7 +686,7 @@ func (e *engine) computeDone(j *job) {
 	l := j.app.spec.Layout
 	p := j.fixed
 	if p == nil || !l.SameFiles {
-		np := l.place(e.s.OSTs, j.rng)
+		np := e.placeJob(j)
 		p = &np
 		if l.SameFiles {
 			j.fixed = p
@@ -811,3 +834,27 @@ func withGaps(r *serverlog.Rates, lost []bool) *serverlog.Rates {
 
 // dur converts seconds to a Duration, to the nanosecond.
 func dur(s float64) time.Duration { return time.Duration(math.Round(s * 1e9)) }
+
+// placeJob places one burst (or the steady I/O) of j: on the OSTs of its
+// placement hint when it followed one, else as the allocator does.
+func (e *engine) placeJob(j *job) placement {
+	if j.placed != nil {
+		return j.app.spec.Layout.placeOn(e.s.OSTs, j.placed, j.rng)
+	}
+	return j.app.spec.Layout.place(e.s.OSTs, j.rng)
+}
+
+// hintSet returns the valid, distinct OSTs of a hint, ascending; nil for
+// none.
+func hintSet(hint []int, n int) []int32 {
+	seen := make(map[int]bool, len(hint))
+	var out []int32
+	for _, o := range hint {
+		if o >= 0 && o < n && !seen[o] {
+			seen[o] = true
+			out = append(out, int32(o))
+		}
+	}
+	slices.Sort(out)
+	return out
+}

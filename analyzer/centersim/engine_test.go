@@ -2,6 +2,7 @@ package centersim
 
 import (
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -331,4 +332,101 @@ func TestAdviceHoldsJobs(t *testing.T) {
 	if w := j.WaitS(); w < 300 || w > 300+s.TickS || j.Advice != "delay" {
 		t.Errorf("max delay 300 s: waited %g s, advice %q; want 300 to %g s and delay", w, j.Advice, 300+s.TickS)
 	}
+}
+
+// hinter says "run" with a fixed placement hint, and records the OSTs
+// the running jobs were placed on as the scheduler reports them.
+type hinter struct {
+	hint    []int
+	running [][]int
+}
+
+func (h *hinter) Advise(req AdviceRequest) (Advice, error) {
+	for _, r := range req.Running {
+		h.running = append(h.running, r.OSTs)
+	}
+	return Advice{Run: true, Reason: "hinted", OSTs: h.hint}, nil
+}
+
+// A job started on advice with Options.Place puts every burst's bytes on
+// the hinted OSTs: exactly those when the hint has the burst's footprint
+// (4 OSTs here), the first ones of it when it has more, the hinted ones
+// and as many others when it has fewer; without Place, or with advice
+// only recorded, the allocator's 4 consecutive OSTs from a random start.
+// Its time alone does not change, and the scheduler reports where a
+// placed job's files are.
+func TestPlacementHint(t *testing.T) {
+	l := Layout{Model: "n-to-m", Files: 2, Stripe: 2}
+	for _, c := range []struct {
+		name          string
+		hint          []int
+		follow, place bool
+		want          []int // nil: 4 consecutive OSTs, whatever the hint
+		has           []int // with want nil and a placed job: OSTs it must include
+	}{
+		{"exact", []int{1, 5, 9, 13}, true, true, []int{1, 5, 9, 13}, nil},
+		{"unordered, duplicates", []int{13, 9, 5, 9, 1}, true, true, []int{1, 5, 9, 13}, nil},
+		{"longer than the footprint", []int{0, 2, 4, 6, 8, 10}, true, true, []int{0, 2, 4, 6}, nil},
+		{"shorter, invalid indices", []int{3, 11, 99, -1}, true, true, nil, []int{3, 11}},
+		{"place off", []int{1, 5, 9, 13}, true, false, nil, nil},
+		{"advice recorded only", []int{1, 5, 9, 13}, false, true, nil, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := quiet(16, 1e9, 0.15, burstApp("t", 1, 100, 8e9, 4e9, l, 0, 1))
+			h := &hinter{hint: c.hint}
+			res, mem := runQuiet(t, s, Options{Seed: 3, Advisor: h, FollowAdvice: c.follow, Place: c.place})
+			w := mustWindow(t, mem, s.Start, s.End())
+			var got []int
+			bytes := map[int]float64{}
+			for o := range w.OSTs {
+				for _, v := range w.Write[o] {
+					bytes[o] += v * 5
+				}
+				if bytes[o] > 1e6 {
+					got = append(got, o)
+				}
+			}
+			// Each job's burst puts 2e9 on each of its 4 OSTs.
+			quarter := func(o int) bool { return near(bytes[o], 2*8e9/4, 1e-6) }
+			for _, j := range jobOf(t, res, "t") {
+				if !near(j.IOAloneS, 2, 1e-9) {
+					t.Errorf("time alone %g s, want 2", j.IOAloneS)
+				}
+			}
+			placed := c.follow && c.place
+			switch {
+			case c.want != nil:
+				if !slices.Equal(got, c.want) || !quarter(c.want[0]) || !quarter(c.want[3]) {
+					t.Errorf("bursts on OSTs %v (%v bytes), want %v with a quarter of each burst", got, bytes, c.want)
+				}
+			case placed:
+				// Each burst: the 2 hinted OSTs and 2 others.
+				if len(got) < 4 || len(got) > 6 || !quarter(c.has[0]) || !quarter(c.has[1]) {
+					t.Errorf("bursts on OSTs %v (%v bytes), want 4 to 6 with %v", got, bytes, c.has)
+				}
+			default:
+				// Both jobs drew a start; each burst is 4 consecutive OSTs,
+				// never the hint's 4 spread ones.
+				if len(got) < 4 || len(got) > 8 || slices.Equal(got, hintWant(c.hint)) {
+					t.Errorf("bursts on OSTs %v, want 4 to 8", got)
+				}
+			}
+			// The second job was asked while the first ran.
+			if len(h.running) != 1 {
+				t.Fatalf("running jobs reported: %v", h.running)
+			}
+			if r := h.running[0]; placed != (r != nil) || (c.want != nil && placed && !slices.Equal(r, hintWant(c.hint))) {
+				t.Errorf("the running job's OSTs reported as %v (placed: %v)", r, placed)
+			}
+		})
+	}
+}
+
+// hintWant is a hint's valid OSTs (of 16), distinct and ascending.
+func hintWant(h []int) []int {
+	var out []int
+	for _, o := range hintSet(h, 16) {
+		out = append(out, int(o))
+	}
+	return out
 }

@@ -51,3 +51,39 @@ func aloneRate(demand, maxShare, ostBW float64) float64 {
 	}
 	return demand
 }
+
+// placeOn places a burst's files on the given OSTs (ascending, distinct),
+// as `lfs setstripe -o` or an OST pool does: the burst keeps its
+// footprint and stripe counts, stripe q going to the q-th OST of the
+// set, round robin. When the set is smaller than the footprint, the
+// remaining OSTs follow the set's last one round robin from a random
+// start among those outside it, so that the burst's footprint, and its
+// time alone, are the same as the allocator's; extra OSTs of the set
+// beyond the footprint are left unused.
+func (l Layout) placeOn(n int, set []int32, rng *rand.Rand) placement {
+	s := l.stripes()
+	k := min(s, n)
+	osts := make([]int32, 0, k)
+	osts = append(osts, set[:min(k, len(set))]...)
+	if len(osts) < k {
+		in := make([]bool, n)
+		for _, o := range set {
+			in[o] = true
+		}
+		start := rng.IntN(n)
+		for i := 0; len(osts) < k; i++ {
+			if o := int32((start + i) % n); !in[o] {
+				osts = append(osts, o)
+			}
+		}
+	}
+	p := placement{osts: osts, w: make([]float64, k)}
+	for i := range k {
+		cnt := s / n
+		if i < s%n {
+			cnt++
+		}
+		p.w[i] = float64(cnt) / float64(s)
+	}
+	return p
+}

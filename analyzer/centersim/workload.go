@@ -96,7 +96,9 @@ type job struct {
 	held      int
 	asked     float64 // time of the last advice asked
 	lastRun   bool
-	timerSeq  int // invalidates timers of a job that ended
+	hintOSTs  []int   // the placement hint of the last advice
+	placed    []int32 // the OSTs its files go on (Options.Place), ascending; nil: the allocator's
+	timerSeq  int     // invalidates timers of a job that ended
 }
 
 const (

@@ -385,14 +385,15 @@ func aidAdvise(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if out.OSTs == nil {
-		out.OSTs = []string{}
+		out.OSTs, out.OSTNames = []int{}, []string{}
 	}
 	if *asJSON {
 		return json.NewEncoder(stdout).Encode(out)
 	}
 	fmt.Fprintf(stdout, "%s at %s: %s\n%s\n", app, when.In(loc).Format(time.DateTime), strings.ToUpper(out.Advice), out.Reason)
 	if len(out.OSTs) > 0 {
-		fmt.Fprintf(stdout, "score %.3f, threshold %.3f, footprint %d OSTs (%s ... )\n", out.Score, out.Threshold, out.OSTFootprint, strings.Join(out.OSTs[:min(4, len(out.OSTs))], " "))
+		fmt.Fprintf(stdout, "score %.3f, threshold %.3f, footprint %d OSTs\n", out.Score, out.Threshold, out.OSTFootprint)
+		fmt.Fprintf(stdout, "place its files on OSTs %s (the %d least loaded):\n  %s\n", aid.RangeList(out.OSTs), len(out.OSTs), out.Setstripe)
 	}
 	return nil
 }
@@ -475,6 +476,7 @@ func aidReplay(args []string, stdout, stderr io.Writer) error {
 	spread := fs.Bool("spread-alpha", true, "spread α over every OST (K/n each); false: on the K least-loaded, as in the paper (for allocators that place files by load)")
 	relax := fs.Float64("hold-relax", 0, "widen the threshold's allowance for a held job, by this factor at the hold limit")
 	alpha := fs.String("alpha", "born", "which running jobs move the scores: born (born within the load table's span), paper (born or dying), overlap (every job by its overlap with the candidate's run)")
+	place := fs.Bool("place", true, "with advice, a job places its files on the OSTs the advice hinted at (false: on any κ, as the allocator does, the figures before hints)")
 	csvOut := fs.String("csv", "", "write every I/O-intensive job of both replays to this CSV `file` (mode, application, submit, start, advice, score, threshold, I/O slowdown)")
 	pos, err := parseFlagsAnywhere(fs, args)
 	if err != nil {
@@ -521,7 +523,7 @@ func aidReplay(args []string, stdout, stderr io.Writer) error {
 		adv.Slowdown, adv.AllOSTs, adv.Alpha = *slow, *allOSTs, *alpha
 		adv.HoldRelax, adv.SpreadAlpha = *relax, *spread
 		sa := &aid.SimAdvisor{A: adv}
-		r, err := centersim.Run(s, centersim.Options{Seed: *seed, Advisor: sa, FollowAdvice: follow})
+		r, err := centersim.Run(s, centersim.Options{Seed: *seed, Advisor: sa, FollowAdvice: follow, Place: follow && *place})
 		if err != nil {
 			return err
 		}

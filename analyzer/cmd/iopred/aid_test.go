@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -75,10 +76,29 @@ func TestAIDCommands(t *testing.T) {
 			t.Errorf("advice without %s: %v", f, adv)
 		}
 	}
+	// The placement hint: κ distinct OST indices, and the lfs line.
+	seen := map[float64]bool{}
+	for _, o := range adv["osts"].([]any) {
+		x, ok := o.(float64)
+		if !ok || x < 0 || x != float64(int(x)) || seen[x] {
+			t.Errorf("osts: %v is not a list of distinct OST indices", adv["osts"])
+			break
+		}
+		seen[x] = true
+	}
+	if k := adv["ost_footprint"].(float64); float64(len(seen)) != k || len(adv["ost_names"].([]any)) != int(k) ||
+		!strings.HasPrefix(adv["lfs_setstripe"].(string), fmt.Sprintf("lfs setstripe -c %d -o ", int(k))) {
+		t.Errorf("placement hint for %g OSTs: %v, %v, %v", k, adv["osts"], adv["ost_names"], adv["lfs_setstripe"])
+	}
+	if out := run(0, "aid", "advise", "--kb", kb, "--store", filepath.Join(sim, "store"), "--app", "me/fio_ckpt/8",
+		"--at", "2024-01-01 12:00:00", "--tz", "UTC"); !strings.Contains(out, "place its files on OSTs ") || !strings.Contains(out, adv["lfs_setstripe"].(string)) {
+		t.Errorf("text advice without the placement hint:\n%s", out)
+	}
+	var unk map[string]any
 	json.Unmarshal([]byte(run(0, "aid", "advise", "--kb", kb, "--store", filepath.Join(sim, "store"), "--app", "zed/unknown/4",
-		"--at", "2024-01-01T12:00:00Z", "--json")), &adv)
-	if adv["advice"] != "run" || !strings.Contains(adv["reason"].(string), "nothing is known") {
-		t.Errorf("unknown application: %v", adv)
+		"--at", "2024-01-01T12:00:00Z", "--json")), &unk)
+	if unk["advice"] != "run" || !strings.Contains(unk["reason"].(string), "nothing is known") || len(unk["osts"].([]any)) != 0 || unk["lfs_setstripe"] != nil {
+		t.Errorf("unknown application (no hint): %v", unk)
 	}
 	if out := run(0, "aid", "check", "--kb", kb, "--truth", filepath.Join(sim, "truth.json")); !strings.Contains(out, "false positives: none") {
 		t.Errorf("check:\n%s", out)
