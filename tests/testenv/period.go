@@ -27,7 +27,13 @@ type Intervals struct {
 	Lo, Hi float64
 	// P10 and P90 are the 10th and 90th percentiles themselves.
 	P10, P90 float64
-	Count    int
+	// Jitter is the intervals' coefficient of variation, estimated
+	// robustly: 1.4826 median absolute deviations over the median (the
+	// standard deviation of a normal distribution). Unlike the spread
+	// between percentiles, it leaves out a program's deliberate second
+	// kind of interval (every fifth step a checkpoint) and rare stalls.
+	Jitter float64
+	Count  int
 }
 
 // MeasureIntervals returns the intervals between successive times
@@ -45,10 +51,16 @@ func MeasureIntervals(t testing.TB, times []float64) Intervals {
 	n := len(iv)
 	m := Intervals{Median: iv[n/2], Mean: (times[len(times)-1] - times[0]) / float64(n), Count: n,
 		Lo: iv[n/10], Hi: iv[(9*n)/10], P10: iv[n/10], P90: iv[(9*n)/10]}
+	dev := make([]float64, n)
+	for i, v := range iv {
+		dev[i] = math.Abs(v - m.Median)
+	}
+	sort.Float64s(dev)
+	m.Jitter = 1.4826 * dev[n/2] / m.Median
 	m.Lo = math.Min(m.Lo, math.Min(m.Median, m.Mean))
 	m.Hi = math.Max(m.Hi, math.Max(m.Median, m.Mean))
-	t.Logf("%d intervals: median %.5f s, mean %.5f s, 10th to 90th percentile %.5f to %.5f s, min %.5f s, max %.5f s; spectral line %.2f bins wide",
-		n, m.Median, m.Mean, iv[n/10], iv[(9*n)/10], iv[0], iv[n-1], m.LineBins())
+	t.Logf("%d intervals: median %.5f s, mean %.5f s, 10th to 90th percentile %.5f to %.5f s, min %.5f s, max %.5f s; jitter %.3f, spectral line %.2f bins wide",
+		n, m.Median, m.Mean, iv[n/10], iv[(9*n)/10], iv[0], iv[n-1], m.Jitter, m.LineBins())
 	return m
 }
 
@@ -95,20 +107,18 @@ func CheckPeriodOf(t testing.TB, what string, p *float64, window float64, m Inte
 // of a window of N periods, c being the intervals' coefficient of
 // variation. The line then no longer stands out of the spectrum, and a
 // coherent structure inside each burst (a rank's writes during a
-// snapshot) wins. A LAMMPS run of 80 snapshots on a loaded machine had
-// c = 0.21 (11 bins: FTIO found the 19 ms between the writes of a
-// snapshot); on a quiet one c is about 0.05 (0.6 bins).
+// snapshot) wins: a LAMMPS run of 80 snapshots on a loaded machine, its
+// intervals 0.075 to 0.127 s apart (10th to 90th percentile), gave FTIO
+// the 19 ms between the writes of a snapshot. Quiet runs of the
+// integration tests have lines under half a bin wide.
 func (m Intervals) Steady() bool {
 	return m.Hi <= 2*m.Lo && m.LineBins() <= 2
 }
 
 // LineBins is the width, in frequency bins, of the spectral line of
-// events at these intervals (see Steady): π·N·c², with c estimated from
-// the 10th to 90th percentile range (2.563 standard deviations of a
-// normal distribution) over the median.
+// events at these intervals (see Steady): π·N·c², c being their Jitter.
 func (m Intervals) LineBins() float64 {
-	c := (m.P90 - m.P10) / 2.563 / m.Median
-	return math.Pi * float64(m.Count) * c * c
+	return math.Pi * float64(m.Count) * m.Jitter * m.Jitter
 }
 
 // CheckJobPeriod checks the period of a job's signal (job.Period) against
