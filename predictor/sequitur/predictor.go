@@ -438,6 +438,23 @@ func (p *Predictor) Candidates() []Candidate {
 	return append([]Candidate(nil), p.cands...)
 }
 
+// First returns the first candidate (the one Candidates would list first)
+// without copying the list, and whether its Run is longer than that of
+// every other candidate (always true for a single candidate); ok is false
+// when there is no candidate.
+func (p *Predictor) First() (first Candidate, longest, ok bool) {
+	if len(p.cands) == 0 {
+		return Candidate{}, false, false
+	}
+	first = p.cands[0]
+	for _, x := range p.cands[1:] {
+		if x.Run >= first.Run {
+			return first, false, true
+		}
+	}
+	return first, true, true
+}
+
 // Weight returns the weight the current candidates give to sym (0 when
 // none predicts it) and how many candidates there are, without copying
 // them: scoring a prediction as each symbol arrives costs a short scan.
