@@ -113,6 +113,8 @@ type Predictor struct {
 	free  [][]int32
 	// scratch holds the deletion hypothesis's intermediate marks.
 	scratch []path
+	// noFastPath turns allHit off: tests check that it changes nothing.
+	noFastPath bool
 }
 
 // NewPredictor returns an empty predictor.
@@ -144,6 +146,12 @@ func (p *Predictor) terminal(q *path) int32 { return p.g.nodes[q.nodes[len(q.nod
 // and silent for a step, it keeps the vote of that copy for later.
 func (p *Predictor) Append(sym int) {
 	g := p.g
+	if !p.noFastPath && p.allHit(int32(sym)) {
+		g.Append(sym) // rewrites update p.paths through the observer methods
+		p.normalize(true)
+		p.candidates()
+		return
+	}
 	old := p.paths
 	next := p.spare[:0]
 	hit := false
@@ -190,6 +198,60 @@ func (p *Predictor) Append(sym int) {
 	}
 	p.normalize(true)
 	p.candidates()
+}
+
+// allHit is Append's common case on a regular stream: when every mark
+// expected sym and each one's next terminal lies within its outer rule (no
+// fan-out over the rule's occurrences, no end of the input), it moves the
+// marks in place, which is what the general case does to them (the same
+// marks in the same order, with the same fields), without copying their
+// stacks or re-pinning their unchanged outer levels: on a run of equal
+// symbols, a mark deep in the run's nested rules changes one or two levels
+// per step. It reports false, having changed nothing, otherwise.
+func (p *Predictor) allHit(sym int32) bool {
+	g := p.g
+	ps := p.paths
+	if len(ps) == 0 || len(ps) > MaxPaths {
+		return false
+	}
+	var levels [MaxPaths]int
+	for k := range ps {
+		q := &ps[k]
+		if p.terminal(q) != sym {
+			return false
+		}
+		i := len(q.nodes) - 1
+		for g.nodes[g.nodes[q.nodes[i]].next].guard {
+			if i == 0 {
+				return false
+			}
+			i--
+		}
+		levels[k] = i
+	}
+	for k := range ps {
+		q := &ps[k]
+		if q.hyp != hypNone && !q.silent {
+			p.settle(q.hyp, true)
+		}
+		i := levels[k]
+		for _, n := range q.nodes[i:] {
+			g.nodes[n].pins--
+		}
+		nx := g.nodes[q.nodes[i]].next
+		q.nodes = append(q.nodes[:i], nx)
+		for g.isRef(nx) {
+			nx = g.first(refRule(g.nodes[nx].sym))
+			q.nodes = append(q.nodes, nx)
+		}
+		for _, n := range q.nodes[i:] {
+			g.nodes[n].pins++
+		}
+		q.age = min(q.age+1, ageCap)
+		q.run++
+		q.hyp, q.missed, q.silent = hypNone, false, false
+	}
+	return true
 }
 
 // settle counts the outcome of a mark made by hypothesis h at its first
@@ -329,6 +391,11 @@ func (p *Predictor) normalize(pinned bool) {
 	for i := range ps {
 		ps[i].vote = p.weight(&ps[i])
 	}
+	if len(ps) <= MaxPaths && strictlySorted(ps) {
+		// What the sort, the merge and the trim below would leave as
+		// it is: the usual case, marks keep their order as they move.
+		return
+	}
 	slices.SortStableFunc(ps, func(a, b path) int {
 		if c := slices.Compare(a.nodes, b.nodes); c != 0 {
 			return c
@@ -362,6 +429,17 @@ func (p *Predictor) normalize(pinned bool) {
 		ps = ps[:MaxPaths]
 	}
 	p.paths = ps
+}
+
+// strictlySorted reports whether the marks are in increasing order of
+// nodes with no two equal.
+func strictlySorted(ps []path) bool {
+	for i := 1; i < len(ps); i++ {
+		if slices.Compare(ps[i-1].nodes, ps[i].nodes) >= 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // weight is a mark's vote: 1 + the number of inputs it predicted right in
