@@ -75,6 +75,7 @@ func (p *Predictor) Restart() {
 		p.unpin(&p.paths[i])
 	}
 	p.paths = p.paths[:0]
+	p.prev = -1
 	g := p.g
 	if f := g.first(0); !g.nodes[f].guard {
 		nodes := []int32{f}

@@ -55,6 +55,14 @@ type path struct {
 	// follows a copy of the input that differs from the input here (noise
 	// in the copy, or a real change); it does not vote until it predicts
 	// right again, and the candidates stay those of the marks that did.
+	// Predicting right the input's previous symbol again does not count
+	// (and leaves missed set): in a run of one symbol every position
+	// predicts the same, so such a hit does not show that the realignment
+	// found where the copy is. Without this, on a cycle of a run and one
+	// other symbol (pwrite over 256 blocks: 255 sequential offsets, then
+	// back to 0), the marks at the run's other phases, realigned at each
+	// cycle's end, would vote for the run at every cycle's end and live
+	// for ever, and every step would move all of them.
 	silent bool
 	// vote caches weight between normalize and the next Append.
 	vote float64
@@ -113,13 +121,16 @@ type Predictor struct {
 	free  [][]int32
 	// scratch holds the deletion hypothesis's intermediate marks.
 	scratch []path
+	// prev is the previous input symbol, -1 at the start of a run (see
+	// path.silent).
+	prev int32
 	// noFastPath turns allHit off: tests check that it changes nothing.
 	noFastPath bool
 }
 
 // NewPredictor returns an empty predictor.
 func NewPredictor() *Predictor {
-	p := &Predictor{g: New()}
+	p := &Predictor{g: New(), prev: -1}
 	p.g.obs = p
 	return p
 }
@@ -146,7 +157,9 @@ func (p *Predictor) terminal(q *path) int32 { return p.g.nodes[q.nodes[len(q.nod
 // and silent for a step, it keeps the vote of that copy for later.
 func (p *Predictor) Append(sym int) {
 	g := p.g
-	if !p.noFastPath && p.allHit(int32(sym)) {
+	cont := int32(sym) == p.prev
+	p.prev = int32(sym)
+	if !p.noFastPath && p.allHit(int32(sym), cont) {
 		g.Append(sym) // rewrites update p.paths through the observer methods
 		p.normalize(true)
 		p.candidates()
@@ -170,6 +183,9 @@ func (p *Predictor) Append(sym int) {
 			next = p.advance(q.nodes, q.age+1, hypNone, false, next, 4*MaxPaths)
 			for j := k; j < len(next); j++ {
 				next[j].run = q.run + 1
+				if q.silent && cont {
+					next[j].hyp, next[j].missed, next[j].silent = q.hyp, q.missed, true
+				}
 			}
 		}
 	}
@@ -208,7 +224,7 @@ func (p *Predictor) Append(sym int) {
 // stacks or re-pinning their unchanged outer levels: on a run of equal
 // symbols, a mark deep in the run's nested rules changes one or two levels
 // per step. It reports false, having changed nothing, otherwise.
-func (p *Predictor) allHit(sym int32) bool {
+func (p *Predictor) allHit(sym int32, cont bool) bool {
 	g := p.g
 	ps := p.paths
 	if len(ps) == 0 || len(ps) > MaxPaths {
@@ -249,7 +265,9 @@ func (p *Predictor) allHit(sym int32) bool {
 		}
 		q.age = min(q.age+1, ageCap)
 		q.run++
-		q.hyp, q.missed, q.silent = hypNone, false, false
+		if !q.silent || !cont {
+			q.hyp, q.missed, q.silent = hypNone, false, false
+		}
 	}
 	return true
 }
