@@ -81,7 +81,18 @@ func (t *valueTable[T]) mostFrequent() int {
 
 // next predicts the value of the occurrence `ahead` steps after the next one
 // (0: the next occurrence). certain tells whether the table has no doubt:
-// a single value ever seen, or a local grammar with a single candidate.
+// a single value ever seen, or a local grammar whose first candidate is
+// the only one or the one the longest-confirmed mark names.
+//
+// Why the longest-confirmed mark: main's predictor kept few marks and
+// dropped those that missed, so "a single candidate" meant "no doubt"; the
+// noise-robust one lets marks on several earlier copies of the sequence
+// vote, and one that follows a copy differing here, or a realigned guess
+// after a miss, adds a minority candidate on clean streams. The majority
+// of the votes is no test either: in a long cycle (0 x255, then 1) the
+// marks on the run's other positions all predict the same wrong value at
+// the cycle's end, while the mark aligned with the cycle has outlived them
+// all.
 func (t *valueTable[T]) next(ahead int) (v T, certain, ok bool) {
 	if len(t.Values) == 0 {
 		return v, false, false
@@ -91,9 +102,12 @@ func (t *valueTable[T]) next(ahead int) (v T, certain, ok bool) {
 	}
 	if t.Local != nil {
 		if ahead == 0 {
-			c := t.Local.Candidates()
-			if len(c) > 0 && c[0].Symbol >= 0 && c[0].Symbol < len(t.Values) {
-				return t.Values[c[0].Symbol], len(c) == 1, true
+			// First, not Candidates: the offset table's classify asks
+			// at every observation, and a copy of the list would be an
+			// allocation per event.
+			c, longest, ok := t.Local.First()
+			if ok && c.Symbol >= 0 && c.Symbol < len(t.Values) {
+				return t.Values[c.Symbol], longest, true
 			}
 		} else {
 			steps := t.Local.Lookahead(ahead + 1)

@@ -59,6 +59,15 @@ func (o *offsetTable) classify(offset, prevEnd int64, fresh bool) transform {
 		{Kind: transformRelative, Value: offset - base},
 		{Kind: transformAbsolute, Value: offset},
 	}
+	// An offset that several descriptions fit is recorded as the one the
+	// table predicts: recording another one would show the local grammar
+	// a symbol it did not expect on a stream that did what it predicted
+	// (a read at 0 right after 0..n is both "absolute 0" and "relative
+	// -n"), and the noise-robust predictor keeps realigned marks for such
+	// a miss, which leave the table unsure at its next prediction.
+	if want, _, ok := o.Seq.next(0); ok && want.apply(prevEnd, fresh) == offset {
+		return want
+	}
 	if offset == base {
 		return candidates[0]
 	}

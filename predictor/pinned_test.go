@@ -104,12 +104,12 @@ func TestPredictionsPinned(t *testing.T) {
 		events []*tracefmt.Event
 		want   uint64
 	}{
-		{"periodic", periodicStream(6000), 0x930d8110e651dbc8},
-		{"noisy", noisyStream(6000, 0.05, 1), 0x49b90c244524a0ae},
-		{"hdf5", hdf5, 0xb4c62f34c7b467b6},
+		{"periodic", periodicStream(6000), 0x62dd0c095e4646a1},
+		{"noisy", noisyStream(6000, 0.05, 1), 0x89a8eef0fc9b62d7},
+		{"hdf5", hdf5, 0xcf30b17ad00d1fc9},
 		{"threads", threadedRun(6000, 3), 0x4476154dd68d17d2},
 		{"write1", pointers(callStream("write1", 6000)), 0xe194b39563d7e04},
-		{"pwrite4k", pointers(callStream("pwrite4k", 6000)), 0x91d16345707e944},
+		{"pwrite4k", pointers(callStream("pwrite4k", 6000)), 0x4eb948f6ba6b0a4},
 	} {
 		if got := predictionDigest(t, c.events); got != c.want {
 			t.Errorf("%s: digest %#x, want %#x", c.name, got, c.want)

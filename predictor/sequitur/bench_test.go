@@ -68,3 +68,41 @@ func BenchmarkMemory(b *testing.B) {
 	b.ReportMetric(est, "MemoryBytes")
 	b.ReportMetric(heap, "heap-bytes")
 }
+
+// BenchmarkAppendRun measures Append alone, main's predictor (reference
+// copy) beside this package's, on the streams the preload library's
+// consumer sees for a loop over one call: a long run of one symbol (the
+// calling context, or write's sequential offsets) and a cycle of 255
+// equal symbols and another one (pwrite's offsets over 256 blocks).
+func BenchmarkAppendRun(b *testing.B) {
+	type appender interface{ Append(int) }
+	for _, period := range []int{256, 0} {
+		name := "cycle256"
+		if period == 0 {
+			name = "run"
+		}
+		sym := func(i int) int {
+			if period > 0 && i%period == 0 {
+				return 1
+			}
+			return 0
+		}
+		for _, impl := range []string{"main", "now"} {
+			b.Run(name+"/"+impl, func(b *testing.B) {
+				var p appender = NewPredictor()
+				if impl == "main" {
+					p = newRefPredictor()
+				}
+				const warm = 1 << 16
+				for i := 0; i < warm; i++ {
+					p.Append(sym(i))
+				}
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					p.Append(sym(warm + i))
+				}
+			})
+		}
+	}
+}

@@ -256,7 +256,8 @@ func TestAppendRejectsNegative(t *testing.T) {
 }
 
 // FuzzAppend proves the invariants hold and the expansion equals the input
-// for arbitrary byte streams.
+// for arbitrary byte streams, and that Append's fast path moves the marks
+// as its general path does.
 func FuzzAppend(f *testing.F) {
 	for _, s := range []string{"abbbabcbb", "aaaaaa", "aacaacbcbdaacbcbdebcbd", "abcabcabcabd", "\x00\x00\x00\x01\x00\x00"} {
 		f.Add([]byte(s))
@@ -268,12 +269,20 @@ func FuzzAppend(f *testing.F) {
 		// above 1,000 inputs a second.
 		data = data[:min(len(data), 64)]
 		p := NewPredictor()
+		// slow takes Append's general path at every symbol: the fast
+		// path must leave the marks and candidates as it does.
+		slow := NewPredictor()
+		slow.noFastPath = true
 		in := make([]int, len(data))
 		for i, b := range data {
 			in[i] = int(b % 16) // a small alphabet makes repeats likely
 			p.Append(in[i])
 			if err := p.Grammar().Check(); err != nil {
 				t.Fatalf("after symbol %d: %v", i, err)
+			}
+			slow.Append(in[i])
+			if err := sameState(p, slow); err != nil {
+				t.Fatalf("after symbol %d, fast path against general: %v", i, err)
 			}
 		}
 		// The marks are checked once per input: a check after every

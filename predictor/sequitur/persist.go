@@ -61,7 +61,7 @@ func (p *Predictor) UnmarshalMsgpack(data []byte) error {
 	if err != nil {
 		return fmt.Errorf("sequitur model: %w", err)
 	}
-	*p = Predictor{g: g, skip: true}
+	*p = Predictor{g: g}
 	g.obs = p
 	p.Restart()
 	return nil
@@ -75,6 +75,7 @@ func (p *Predictor) Restart() {
 		p.unpin(&p.paths[i])
 	}
 	p.paths = p.paths[:0]
+	p.prev = -1
 	g := p.g
 	if f := g.first(0); !g.nodes[f].guard {
 		nodes := []int32{f}
@@ -85,6 +86,7 @@ func (p *Predictor) Restart() {
 		p.paths = append(p.paths, path{nodes: nodes})
 		p.pin(&p.paths[0])
 	}
+	p.normalize(true)
 	p.candidates()
 }
 

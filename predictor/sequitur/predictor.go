@@ -8,10 +8,29 @@ import (
 
 // Tuning of the predictor. MaxPaths bounds the predictor marks kept between
 // symbols (and so the work per symbol); ageCap bounds how much one long
-// matching history outweighs a fresh one.
+// matching history outweighs a fresh one, so that a few marks on clean
+// copies of the input outvote one long-lived mark whose copy holds a wrong
+// symbol at the next position (main's 255 let one such mark win; 16 still
+// lets a confirmed mark outweigh the eight fresh ones of a re-discovery).
 const (
-	MaxPaths = 4
-	ageCap   = 255
+	MaxPaths = 8
+	ageCap   = 16
+)
+
+// Resynchronisation hypotheses: how a mark that missed is realigned with
+// the input. hypNone marks a path that has predicted right since it was
+// made (or was made by re-discovery).
+const (
+	hypNone = iota
+	// hypSubst: the input symbol took the place of the expected one (in
+	// the input or in the copy the mark follows); the mark moves past it.
+	hypSubst
+	// hypInsert: the input symbol is extra; the mark stays.
+	hypInsert
+	// hypDelete: the expected symbol is missing and the input is the one
+	// after it; the mark moves past both.
+	hypDelete
+	numHyps
 )
 
 // path is one predictor: a chain of marked nodes from an outer rule down to
@@ -20,21 +39,62 @@ const (
 // occurrence of that rule, which is the paper's "parent rules are marked
 // wherever they appear", computed when needed instead of stored.
 type path struct {
-	nodes   []int32
-	age     int32 // consecutive correct steps (halved by a skipped miss)
-	skipped bool  // the last input did not match; one more miss drops it
+	nodes []int32
+	age   int32 // consecutive correct steps (halved by a resynchronisation)
+	// run counts the consecutive correct steps, uncapped, and 0 for a mark
+	// a resynchronisation or re-discovery made: how long the copy of the
+	// input this mark follows has agreed with the input (Candidate.Run).
+	run int32
+	// hyp is the hypothesis that made this mark after a miss, until the
+	// mark's first prediction settles it.
+	hyp uint8
+	// missed: the mark was made by a resynchronisation and has not
+	// predicted right since; one more miss drops it.
+	missed bool
+	// silent: the mark missed while another mark predicted right, so it
+	// follows a copy of the input that differs from the input here (noise
+	// in the copy, or a real change); it does not vote until it predicts
+	// right again, and the candidates stay those of the marks that did.
+	// Predicting right the input's previous symbol again does not count
+	// (and leaves missed set): in a run of one symbol every position
+	// predicts the same, so such a hit does not show that the realignment
+	// found where the copy is. Without this, on a cycle of a run and one
+	// other symbol (pwrite over 256 blocks: 255 sequential offsets, then
+	// back to 0), the marks at the run's other phases, realigned at each
+	// cycle's end, would vote for the run at every cycle's end and live
+	// for ever, and every step would move all of them.
+	silent bool
+	// vote caches weight between normalize and the next Append.
+	vote float64
 }
+
+// hypStats counts how the marks each hypothesis made fared at their next
+// symbol; the counts are halved now and then so that they follow a stream
+// whose noise changes.
+type hypStats struct{ hits, trials int32 }
+
+const hypWindow = 1 << 10
 
 // Candidate is one possible next terminal.
 type Candidate struct {
 	Symbol int
 	// Weight is this package's estimate: each predictor mark votes for its
 	// terminal with 1 + the number of consecutive inputs it predicted
-	// correctly (capped), so long-confirmed positions in the grammar outweigh
-	// fresh guesses after a miss. Weights sum to 1.
+	// correctly (capped, halved by a resynchronisation), so long-confirmed
+	// positions in the grammar outweigh fresh guesses after a miss; a mark
+	// a resynchronisation made votes with that times the share of its
+	// hypothesis's marks that proved right so far. Marks that missed while
+	// another predicted right do not vote. Weights sum to 1.
 	Weight float64
 	// Uniform is the paper's weighting: 1/k for k candidates.
 	Uniform float64
+	// Run is the longest run of consecutive right predictions among the
+	// marks voting for this symbol: Weight caps a mark's history so that
+	// several copies can outvote one, Run tells which candidate the
+	// longest-confirmed copy of the input names (see the model's offset
+	// and size tables, which trust a local grammar over other predictors
+	// only when its first candidate is that one).
+	Run int
 }
 
 // Step is one symbol of a lookahead and its probability given the steps
@@ -44,25 +104,33 @@ type Step struct {
 	Prob   float64
 }
 
-// Predictor is a Sequitur grammar with Omnisc'IO's predictor marks. It is
-// not safe for concurrent use.
+// Predictor is a Sequitur grammar with Omnisc'IO's predictor marks, made
+// robust to noisy inputs: marks on several earlier copies of the input vote
+// for the next symbol, and a mark that misses is realigned with the input
+// under three hypotheses instead of being dropped. It is not safe for
+// concurrent use.
 type Predictor struct {
 	g     *Grammar
 	paths []path
 	cands []Candidate
-	// skip keeps, after a miss, the marks that were wrong, moved past the
-	// unexpected input as if it had replaced the expected one (a noisy
-	// symbol), alongside the re-discovered marks. Always on for now.
-	skip bool
+	// hyps learns which resynchronisation the stream's noise calls for.
+	hyps [numHyps]hypStats
 	// spare and free recycle the previous step's path list and node
 	// stacks: a step then allocates nothing in the steady state.
 	spare []path
 	free  [][]int32
+	// scratch holds the deletion hypothesis's intermediate marks.
+	scratch []path
+	// prev is the previous input symbol, -1 at the start of a run (see
+	// path.silent).
+	prev int32
+	// noFastPath turns allHit off: tests check that it changes nothing.
+	noFastPath bool
 }
 
 // NewPredictor returns an empty predictor.
 func NewPredictor() *Predictor {
-	p := &Predictor{g: New(), skip: true}
+	p := &Predictor{g: New(), prev: -1}
 	p.g.obs = p
 	return p
 }
@@ -75,24 +143,58 @@ func (p *Predictor) terminal(q *path) int32 { return p.g.nodes[q.nodes[len(q.nod
 
 // Append learns sym and moves the predictor marks: marks that expected sym
 // are incremented (across rule ends, into every occurrence of a finished
-// rule when the mark's outer rule is not known), and when none expected it
-// (or none can continue), marks are re-discovered after every occurrence of
+// rule when the mark's outer rule is not known); marks that did not are
+// realigned with the input under each resynchronisation hypothesis, unless
+// they missed already at the previous symbol; and when no mark expected
+// sym (or none is left), marks are re-discovered after every occurrence of
 // the last symbol of the start rule.
+//
+// Why resynchronise: one wrong symbol in the input makes every mark miss,
+// and the grammar offers no new mark that knows where the program is (the
+// wrong symbol's earlier occurrences are unrelated positions); without
+// realignment the predictor restarts from them. One wrong symbol in the
+// copy of the input a mark follows makes that mark alone miss; realigned
+// and silent for a step, it keeps the vote of that copy for later.
 func (p *Predictor) Append(sym int) {
 	g := p.g
+	cont := int32(sym) == p.prev
+	p.prev = int32(sym)
+	if !p.noFastPath && p.allHit(int32(sym), cont) {
+		g.Append(sym) // rewrites update p.paths through the observer methods
+		p.normalize(true)
+		p.candidates()
+		return
+	}
 	old := p.paths
 	next := p.spare[:0]
 	hit := false
 	for i := range old {
-		if p.terminal(&old[i]) == int32(sym) {
+		q := &old[i]
+		ok := p.terminal(q) == int32(sym)
+		if q.hyp != hypNone && !q.silent {
+			// Silent marks are left out: they realign with a copy's
+			// noise, whose kind is the inverse of the input's (a symbol
+			// inserted in the copy is one deleted from the input).
+			p.settle(q.hyp, ok)
+		}
+		if ok {
 			hit = true
-			next = p.advance(old[i].nodes, old[i].age+1, false, next, 2*MaxPaths)
+			k := len(next)
+			next = p.advance(q.nodes, q.age+1, hypNone, false, next, 4*MaxPaths)
+			for j := k; j < len(next); j++ {
+				next[j].run = q.run + 1
+				if q.silent && cont {
+					next[j].hyp, next[j].missed, next[j].silent = q.hyp, q.missed, true
+				}
+			}
 		}
 	}
-	if !hit && p.skip {
-		for i := range old {
-			if !old[i].skipped {
-				next = p.advance(old[i].nodes, old[i].age/2, true, next, 2*MaxPaths)
+	for i := range old {
+		if q := &old[i]; p.terminal(q) != int32(sym) && !q.missed {
+			k := len(next)
+			next = p.resync(q, int32(sym), next)
+			for j := k; j < len(next); j++ {
+				next[j].silent = hit
 			}
 		}
 	}
@@ -102,21 +204,113 @@ func (p *Predictor) Append(sym int) {
 		old[i].nodes = nil
 	}
 	p.spare = old[:0]
-	for i := range next {
-		p.pin(&next[i])
-	}
 	p.paths = next
+	for i := range p.paths {
+		p.pin(&p.paths[i])
+	}
 	g.Append(sym) // rewrites update p.paths through the observer methods
 	if !hit || len(p.paths) == 0 {
 		p.discover()
 	}
-	p.normalize()
+	p.normalize(true)
 	p.candidates()
+}
+
+// allHit is Append's common case on a regular stream: when every mark
+// expected sym and each one's next terminal lies within its outer rule (no
+// fan-out over the rule's occurrences, no end of the input), it moves the
+// marks in place, which is what the general case does to them (the same
+// marks in the same order, with the same fields), without copying their
+// stacks or re-pinning their unchanged outer levels: on a run of equal
+// symbols, a mark deep in the run's nested rules changes one or two levels
+// per step. It reports false, having changed nothing, otherwise.
+func (p *Predictor) allHit(sym int32, cont bool) bool {
+	g := p.g
+	ps := p.paths
+	if len(ps) == 0 || len(ps) > MaxPaths {
+		return false
+	}
+	var levels [MaxPaths]int
+	for k := range ps {
+		q := &ps[k]
+		if p.terminal(q) != sym {
+			return false
+		}
+		i := len(q.nodes) - 1
+		for g.nodes[g.nodes[q.nodes[i]].next].guard {
+			if i == 0 {
+				return false
+			}
+			i--
+		}
+		levels[k] = i
+	}
+	for k := range ps {
+		q := &ps[k]
+		if q.hyp != hypNone && !q.silent {
+			p.settle(q.hyp, true)
+		}
+		i := levels[k]
+		for _, n := range q.nodes[i:] {
+			g.nodes[n].pins--
+		}
+		nx := g.nodes[q.nodes[i]].next
+		q.nodes = append(q.nodes[:i], nx)
+		for g.isRef(nx) {
+			nx = g.first(refRule(g.nodes[nx].sym))
+			q.nodes = append(q.nodes, nx)
+		}
+		for _, n := range q.nodes[i:] {
+			g.nodes[n].pins++
+		}
+		q.age = min(q.age+1, ageCap)
+		q.run++
+		if !q.silent || !cont {
+			q.hyp, q.missed, q.silent = hypNone, false, false
+		}
+	}
+	return true
+}
+
+// settle counts the outcome of a mark made by hypothesis h at its first
+// prediction.
+func (p *Predictor) settle(h uint8, hit bool) {
+	st := &p.hyps[h]
+	st.trials++
+	if hit {
+		st.hits++
+	}
+	if st.trials >= hypWindow {
+		st.trials /= 2
+		st.hits /= 2
+	}
+}
+
+// resync realigns q, which expected another symbol than sym, under each
+// hypothesis of what went wrong, appending the realigned marks to out.
+func (p *Predictor) resync(q *path, sym int32, out []path) []path {
+	const budget = 4 * MaxPaths // marks in out, those that hit included
+	age := q.age / 2
+	out = p.advance(q.nodes, age, hypSubst, true, out, budget)
+	if len(out) < budget {
+		nodes := append(p.stack(len(q.nodes)+4), q.nodes...)
+		out = append(out, path{nodes: nodes, age: age, hyp: hypInsert, missed: true})
+	}
+	// Deletion: the symbol after the expected one is sym.
+	p.scratch = p.advance(q.nodes, age, hypDelete, true, p.scratch[:0], MaxPaths)
+	for i := range p.scratch {
+		if p.terminal(&p.scratch[i]) == sym {
+			out = p.advance(p.scratch[i].nodes, age, hypDelete, true, out, budget)
+		}
+		p.recycle(p.scratch[i].nodes)
+		p.scratch[i].nodes = nil
+	}
+	return out
 }
 
 // advance moves a predictor past the terminal at its end to the next
 // terminal, appending the result(s) to out; at most budget paths in out.
-func (p *Predictor) advance(from []int32, age int32, skipped bool, out []path, budget int) []path {
+func (p *Predictor) advance(from []int32, age int32, hyp uint8, missed bool, out []path, budget int) []path {
 	if len(out) >= budget {
 		return out
 	}
@@ -135,18 +329,19 @@ func (p *Predictor) advance(from []int32, age int32, skipped bool, out []path, b
 				nx = g.first(refRule(g.nodes[nx].sym))
 				nodes = append(nodes, nx)
 			}
-			return append(out, path{nodes: nodes, age: age, skipped: skipped})
+			return append(out, path{nodes: nodes, age: age, hyp: hyp, missed: missed})
 		}
 		if i > 0 {
 			i--
 			continue
 		}
+		p.recycle(nodes)
 		r := refRule(g.nodes[nx].sym)
 		if r == 0 {
 			return out // end of the input so far: nothing follows yet
 		}
 		for o := g.rules[r].firstUse; o != nilNode && len(out) < budget; o = g.nodes[o].nextUse {
-			out = p.advance([]int32{o}, age, skipped, out, budget)
+			out = p.advance([]int32{o}, age, hyp, missed, out, budget)
 		}
 		return out
 	}
@@ -165,7 +360,7 @@ func (p *Predictor) discover() {
 	start := len(p.paths)
 	for o := g.head(g.nodes[x].sym); o != nilNode && len(p.paths)-start < 2*MaxPaths; o = g.nodes[o].nextUse {
 		if o != x {
-			p.paths = p.advance([]int32{o}, 0, false, p.paths, len(p.paths)+2*MaxPaths-(len(p.paths)-start))
+			p.paths = p.advance([]int32{o}, 0, hypNone, false, p.paths, len(p.paths)+2*MaxPaths-(len(p.paths)-start))
 		}
 	}
 	for i := start; i < len(p.paths); i++ {
@@ -205,20 +400,33 @@ func (p *Predictor) unpin(q *path) {
 	}
 }
 
-// normalize merges identical predictors (keeping the longest history) and
-// keeps the MaxPaths with the longest histories, in a defined order.
-func (p *Predictor) normalize() {
+// normalize merges identical predictors (keeping the heaviest) and keeps
+// the MaxPaths heaviest, in a defined order (by nodes, then by weight).
+// pinned says whether the predictors' nodes are pinned (and so must be
+// unpinned when a predictor is dropped).
+func (p *Predictor) normalize(pinned bool) {
 	ps := p.paths
+	for i := range ps {
+		ps[i].vote = p.weight(&ps[i])
+	}
+	if len(ps) <= MaxPaths && strictlySorted(ps) {
+		// What the sort, the merge and the trim below would leave as
+		// it is: the usual case, marks keep their order as they move.
+		return
+	}
 	slices.SortStableFunc(ps, func(a, b path) int {
-		if c := compareNodes(a.nodes, b.nodes); c != 0 {
+		if c := slices.Compare(a.nodes, b.nodes); c != 0 {
 			return c
 		}
-		return cmp.Compare(b.age, a.age)
+		return cmp.Compare(b.vote, a.vote)
 	})
 	w := 0
 	for i := range ps {
-		if w > 0 && compareNodes(ps[w-1].nodes, ps[i].nodes) == 0 {
-			p.unpin(&ps[i])
+		if w > 0 && slices.Equal(ps[w-1].nodes, ps[i].nodes) {
+			ps[w-1].run = max(ps[w-1].run, ps[i].run)
+			if pinned {
+				p.unpin(&ps[i])
+			}
 			p.recycle(ps[i].nodes)
 			continue
 		}
@@ -228,9 +436,11 @@ func (p *Predictor) normalize() {
 	clear(ps[w:])
 	ps = ps[:w]
 	if len(ps) > MaxPaths {
-		slices.SortStableFunc(ps, func(a, b path) int { return cmp.Compare(b.age, a.age) })
+		slices.SortStableFunc(ps, func(a, b path) int { return cmp.Compare(b.vote, a.vote) })
 		for i := MaxPaths; i < len(ps); i++ {
-			p.unpin(&ps[i])
+			if pinned {
+				p.unpin(&ps[i])
+			}
 			p.recycle(ps[i].nodes)
 		}
 		clear(ps[MaxPaths:])
@@ -239,38 +449,55 @@ func (p *Predictor) normalize() {
 	p.paths = ps
 }
 
-func compareNodes(a, b []int32) int {
-	for i := 0; i < len(a) && i < len(b); i++ {
-		if a[i] != b[i] {
-			if a[i] < b[i] {
-				return -1
-			}
-			return 1
+// strictlySorted reports whether the marks are in increasing order of
+// nodes with no two equal.
+func strictlySorted(ps []path) bool {
+	for i := 1; i < len(ps); i++ {
+		if slices.Compare(ps[i-1].nodes, ps[i].nodes) >= 0 {
+			return false
 		}
 	}
-	return len(a) - len(b)
+	return true
 }
 
-func pathWeight(q *path) float64 { return float64(1 + q.age) }
+// weight is a mark's vote: 1 + the number of inputs it predicted right in
+// a row, times, for a mark a resynchronisation made and no input has
+// confirmed yet, the share of its hypothesis's marks that proved right
+// (with one success and one failure assumed, so an unknown stream's first
+// misses try all three).
+func (p *Predictor) weight(q *path) float64 {
+	w := float64(1 + q.age)
+	if q.hyp != hypNone {
+		st := &p.hyps[q.hyp]
+		w *= float64(st.hits+1) / float64(st.trials+2)
+	}
+	return w
+}
 
 // candidates recomputes the candidate list from the predictors.
 func (p *Predictor) candidates() {
 	p.cands = p.cands[:0]
 	total := 0.0
+	all := p.allSilent()
 	for i := range p.paths {
-		t := int(p.terminal(&p.paths[i]))
-		w := pathWeight(&p.paths[i])
+		q := &p.paths[i]
+		if q.silent && !all {
+			continue
+		}
+		t := int(p.terminal(q))
+		w := q.vote
 		total += w
 		found := false
 		for j := range p.cands {
 			if p.cands[j].Symbol == t {
 				p.cands[j].Weight += w
+				p.cands[j].Run = max(p.cands[j].Run, int(q.run))
 				found = true
 				break
 			}
 		}
 		if !found {
-			p.cands = append(p.cands, Candidate{Symbol: t, Weight: w})
+			p.cands = append(p.cands, Candidate{Symbol: t, Weight: w, Run: int(q.run)})
 		}
 	}
 	for j := range p.cands {
@@ -290,11 +517,38 @@ func (p *Predictor) candidates() {
 	})
 }
 
+// allSilent reports whether no mark votes, in which case all do.
+func (p *Predictor) allSilent() bool {
+	for i := range p.paths {
+		if !p.paths[i].silent {
+			return false
+		}
+	}
+	return true
+}
+
 // Candidates returns the possible next terminals, by decreasing Weight then
 // increasing Symbol; empty when the grammar has no prediction. The slice is
 // the caller's.
 func (p *Predictor) Candidates() []Candidate {
 	return append([]Candidate(nil), p.cands...)
+}
+
+// First returns the first candidate (the one Candidates would list first)
+// without copying the list, and whether its Run is longer than that of
+// every other candidate (always true for a single candidate); ok is false
+// when there is no candidate.
+func (p *Predictor) First() (first Candidate, longest, ok bool) {
+	if len(p.cands) == 0 {
+		return Candidate{}, false, false
+	}
+	first = p.cands[0]
+	for _, x := range p.cands[1:] {
+		if x.Run >= first.Run {
+			return first, false, true
+		}
+	}
+	return first, true, true
 }
 
 // Weight returns the weight the current candidates give to sym (0 when
@@ -322,9 +576,12 @@ func (p *Predictor) Lookahead(k int) []Step {
 		path
 		origin int
 	}
-	cur := make([]walker, len(p.paths))
+	cur := make([]walker, 0, len(p.paths))
+	all := p.allSilent()
 	for i := range p.paths {
-		cur[i] = walker{p.paths[i], i}
+		if !p.paths[i].silent || all {
+			cur = append(cur, walker{p.paths[i], i})
+		}
 	}
 	type vote struct {
 		sym int32
@@ -336,7 +593,7 @@ func (p *Predictor) Lookahead(k int) []Step {
 		votes = votes[:0]
 		total := 0.0
 		for i := range cur {
-			t, w := p.terminal(&cur[i].path), pathWeight(&cur[i].path)
+			t, w := p.terminal(&cur[i].path), p.weight(&cur[i].path)
 			total += w
 			found := false
 			for j := range votes {
@@ -361,7 +618,7 @@ func (p *Predictor) Lookahead(k int) []Step {
 			if p.terminal(&cur[i].path) != best.sym || len(next) >= 2*MaxPaths {
 				continue
 			}
-			buf = p.advance(cur[i].nodes, cur[i].age, false, buf[:0], 2*MaxPaths-len(next))
+			buf = p.advance(cur[i].nodes, cur[i].age, cur[i].hyp, cur[i].missed, buf[:0], 2*MaxPaths-len(next))
 			if len(buf) == 0 {
 				next = append(next, walker{p.paths[cur[i].origin], cur[i].origin})
 			}
@@ -432,7 +689,8 @@ func (p *Predictor) MemoryBytes() int {
 	for i := range p.paths {
 		n += int(unsafe.Sizeof(path{})) + cap(p.paths[i].nodes)*4
 	}
-	n += cap(p.paths)*int(unsafe.Sizeof(path{})) + cap(p.cands)*int(unsafe.Sizeof(Candidate{}))
+	n += (cap(p.paths) + cap(p.spare) + cap(p.scratch)) * int(unsafe.Sizeof(path{}))
+	n += cap(p.cands) * int(unsafe.Sizeof(Candidate{}))
 	return n
 }
 
