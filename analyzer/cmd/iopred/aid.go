@@ -218,14 +218,7 @@ func aidReport(args []string, stdout, stderr io.Writer) error {
 	if len(pos) > 0 || *kbDir == "" {
 		return errUsage
 	}
-	kb, err := aid.OpenKB(*kbDir)
-	if err != nil {
-		return err
-	}
-	if kb.Empty() {
-		return fmt.Errorf("%s: no knowledge base here (run iopred aid learn first)", *kbDir)
-	}
-	k, err := kb.Knowledge()
+	kb, k, err := readKnowledge(*kbDir)
 	if err != nil {
 		return err
 	}
@@ -279,6 +272,20 @@ td:first-child,th:first-child,td.l{text-align:left}tr.io-intensive{background:#f
 	}
 	b.WriteString("</table></body></html>\n")
 	return b.String()
+}
+
+// readKnowledge reads the knowledge base in dir, which must hold one: a
+// mistyped --kb is an error, not a base that knows nothing.
+func readKnowledge(dir string) (*aid.KB, *aid.Knowledge, error) {
+	kb, err := aid.OpenKB(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	if kb.Empty() {
+		return nil, nil, fmt.Errorf("%s: no knowledge base here (run iopred aid learn first)", dir)
+	}
+	k, err := kb.Knowledge()
+	return kb, k, err
 }
 
 func readWeights(path string) (*aid.Weights, error) {
@@ -335,11 +342,7 @@ func aidAdvise(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("--at: %w", err)
 	}
-	kb, err := aid.OpenKB(*kbDir)
-	if err != nil {
-		return err
-	}
-	k, err := kb.Knowledge()
+	_, k, err := readKnowledge(*kbDir)
 	if err != nil {
 		return err
 	}
@@ -443,11 +446,7 @@ func aidCheck(args []string, stdout, stderr io.Writer) error {
 	if len(pos) > 0 || *kbDir == "" || *truth == "" {
 		return errUsage
 	}
-	kb, err := aid.OpenKB(*kbDir)
-	if err != nil {
-		return err
-	}
-	k, err := kb.Knowledge()
+	_, k, err := readKnowledge(*kbDir)
 	if err != nil {
 		return err
 	}
@@ -499,11 +498,7 @@ func aidReplay(args []string, stdout, stderr io.Writer) error {
 		s.MaxDelayS = *maxDelay
 	}
 	aid.ReplayQueue(s)
-	kb, err := aid.OpenKB(*kbDir)
-	if err != nil {
-		return err
-	}
-	k, err := kb.Knowledge()
+	_, k, err := readKnowledge(*kbDir)
 	if err != nil {
 		return err
 	}

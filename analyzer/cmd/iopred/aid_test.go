@@ -113,3 +113,21 @@ func TestAIDCommands(t *testing.T) {
 	run(2, "aid", "advise", "--kb", kb)
 	run(1, "aid", "advise", "--kb", kb, "--app", "x", "--at", "2024-01-01")
 }
+
+// Every command that reads a knowledge base says so when --kb names a
+// directory that holds none (a mistyped path), instead of advising from
+// an empty one.
+func TestAIDCommandsWithoutKnowledge(t *testing.T) {
+	empty := t.TempDir()
+	for _, args := range [][]string{
+		{"aid", "report", "--kb", empty},
+		{"aid", "advise", "--kb", empty, "--store", t.TempDir(), "--app", "u/app/8", "--at", "2024-01-01T00:00:00Z"},
+		{"aid", "check", "--kb", empty, "--truth", filepath.Join(empty, "truth.json")},
+		{"aid", "replay", "--kb", empty},
+	} {
+		code, _, errOut := run(args...)
+		if code == 0 || !strings.Contains(errOut, "no knowledge base here") {
+			t.Errorf("%v: exit %d, stderr %q; want an error naming the missing knowledge base", args, code, errOut)
+		}
+	}
+}
