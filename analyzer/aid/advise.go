@@ -1,7 +1,9 @@
 package aid
 
 import (
+	"encoding/binary"
 	"fmt"
+	"hash/fnv"
 	"math"
 	"slices"
 	"sort"
@@ -199,9 +201,14 @@ func (a *Advisor) Advise(req Request) (Advice, error) {
 		scores[o] = s
 	}
 	kappa := min(n, max(1, int(math.Round(app.OSTFootprint))))
+	// OSTs that score the same (idle ones all do) are taken from a start
+	// that depends on the application and the time asked: hints that
+	// followed the table's order would send every job that nothing tells
+	// apart to the same first κ OSTs.
+	start := tieStart(req.App.String(), req.At, n)
 	order := make([]int, n)
 	for i := range order {
-		order[i] = i
+		order[i] = (start + i) % n
 	}
 	sort.SliceStable(order, func(x, y int) bool { return scores[order[x]] < scores[order[y]] })
 	mean := 0.0
@@ -363,6 +370,16 @@ func (a *Advisor) alpha(t *IOLT, req Request) ([][]float64, int) {
 		adjusted++
 	}
 	return al, adjusted
+}
+
+// tieStart is where Advise starts taking OSTs of equal scores: a hash of
+// the application and the time, so that the same question gets the same
+// answer and different ones spread.
+func tieStart(app string, at time.Time, n int) int {
+	h := fnv.New64a()
+	h.Write([]byte(app))
+	h.Write(binary.LittleEndian.AppendUint64(nil, uint64(at.Unix())))
+	return int(h.Sum64() % uint64(n))
 }
 
 // move shifts a job's share of time delta (negative: off) from band 0 to

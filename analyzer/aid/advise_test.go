@@ -225,7 +225,6 @@ func TestPlacementHint(t *testing.T) {
 		{"three idle", ana, []float64{busy, 1e6, busy, 1e6, busy, busy, 1e6, busy}, nil, []int{1, 3, 6}, "lfs setstripe -c 3 -o 1,3,6 DIR"},
 		// 220 MB/s is in band 7 (w 1.107), 250 MB/s in band 8 (2.22).
 		{"least loaded first", ana, []float64{busy, 250e6, busy, 1e6, busy, busy, 220e6, busy}, nil, []int{1, 3, 6}, "lfs setstripe -c 3 -o 1,3,6 DIR"},
-		{"ties by index", bob, []float64{1e6, 1e6, 1e6, 1e6, 1e6, 1e6, 1e6, busy}, nil, []int{0, 1, 2, 3, 4}, "lfs setstripe -c 5 -o 0-4 DIR"},
 		{"placed newborn job avoided", ana, []float64{1e6, 1e6, 1e6, 1e6, 1e6, 1e6, 250e6, 250e6},
 			[]Running{{App: bob, Start: at.Add(-time.Minute), OSTs: []int{0, 1, 3, 4, 5}}}, []int{2, 6, 7}, "lfs setstripe -c 3 -o 2,6-7 DIR"},
 		{"unknown", serverlog.App{User: "zed", Name: "x", Nodes: 1}, []float64{1e6, 1e6, 1e6, 1e6, 1e6, 1e6, 1e6, 1e6}, nil, nil, ""},
@@ -253,11 +252,32 @@ func TestPlacementHint(t *testing.T) {
 		})
 	}
 	// The placed job's α goes on its own OSTs: unplaced (spread over all
-	// 8), the same job leaves OSTs 0 to 2 idlest.
+	// 8), the same job leaves OSTs 0 to 5 idlest, all alike.
 	adv, _ := NewAdvisor(k, nil).Advise(Request{App: ana, At: at, Log: log(1e6, 1e6, 1e6, 1e6, 1e6, 1e6, 250e6, 250e6),
 		Running: []Running{{App: bob, Start: at.Add(-time.Minute)}}})
-	if !slices.Equal(adv.OSTs, []int{0, 1, 2}) || adv.Adjusted != 1 {
-		t.Errorf("unplaced newborn job: hint %v (adjusted %d), want [0 1 2]", adv.OSTs, adv.Adjusted)
+	if len(adv.OSTs) != 3 || adv.OSTs[2] > 5 || adv.Adjusted != 1 {
+		t.Errorf("unplaced newborn job: hint %v (adjusted %d), want 3 of OSTs 0 to 5", adv.OSTs, adv.Adjusted)
+	}
+	// OSTs that score alike are taken from a start that depends on the
+	// question: the same question gets the same hint, and questions at
+	// other times (minutes apart) spread over the idle OSTs instead of all naming the
+	// first five.
+	idle := log(1e6, 1e6, 1e6, 1e6, 1e6, 1e6, 1e6, busy)
+	firsts := map[int]bool{}
+	for h := range 8 {
+		req := Request{App: bob, At: at.Add(-time.Duration(h) * time.Minute), Log: idle}
+		a1, _ := NewAdvisor(k, nil).Advise(req)
+		a2, _ := NewAdvisor(k, nil).Advise(req)
+		if !slices.Equal(a1.OSTs, a2.OSTs) {
+			t.Fatalf("the same question, two hints: %v and %v", a1.OSTs, a2.OSTs)
+		}
+		if len(a1.OSTs) != 5 || slices.Contains(a1.OSTs, 7) {
+			t.Fatalf("hint %v %d min before: want 5 of the idle OSTs 0 to 6", a1.OSTs, h)
+		}
+		firsts[a1.OSTs[0]] = true
+	}
+	if len(firsts) < 2 {
+		t.Errorf("8 questions over idle OSTs all start their hints at OST %v", firsts)
 	}
 }
 

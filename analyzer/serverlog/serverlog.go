@@ -94,7 +94,7 @@ func sumOSTs(per [][]float64, n int) []float64 {
 // the sample holding to, sharing memory with r. Times outside r are
 // clipped.
 func (r *Rates) Slice(from, to time.Time) *Rates {
-	lo, hi := max(r.Index(from), 0), min(r.Index(to), r.Len())
+	lo, hi := min(max(r.Index(from), 0), r.Len()), min(r.Index(to), r.Len())
 	if to.After(r.Time(hi)) && hi < r.Len() {
 		hi++
 	}

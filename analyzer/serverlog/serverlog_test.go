@@ -60,6 +60,13 @@ func TestRatesWindow(t *testing.T) {
 	if s := r.Slice(t0.Add(-time.Hour), t0.Add(time.Hour)); s.Len() != 4 {
 		t.Errorf("Slice beyond both ends: %d samples, want 4", s.Len())
 	}
+	// Windows wholly after or before the samples are empty (one after the
+	// end used to slice past the capacity and panic).
+	for _, w := range [][2]time.Duration{{time.Hour, 2 * time.Hour}, {-2 * time.Hour, -time.Hour}, {20 * time.Second, time.Minute}} {
+		if s := r.Slice(t0.Add(w[0]), t0.Add(w[1])); s.Len() != 0 {
+			t.Errorf("Slice(%v, %v): %d samples, want 0", w[0], w[1], s.Len())
+		}
+	}
 	if !r.End().Equal(t0.Add(20 * time.Second)) {
 		t.Errorf("End = %v", r.End())
 	}
