@@ -26,6 +26,9 @@ type IOLT struct {
 	// ([i·BandWidth, (i+1)·BandWidth), the last band open), averaged over
 	// the windows that have data.
 	F [][]float64
+	// Samples counts the OST samples with data in the windows: none means
+	// the load is unknown (every OST is then taken as idle).
+	Samples int
 }
 
 // BuildIOLT reads the windows before at from the per-OST log.
@@ -57,6 +60,7 @@ func BuildIOLT(src serverlog.Source, at time.Time, bandWidth float64, bands, win
 				cnt[min(bands-1, max(0, int(v/bandWidth)))]++
 				n++
 			}
+			t.Samples += int(n)
 			if n == 0 {
 				continue
 			}
@@ -190,6 +194,11 @@ func (a *Advisor) Advise(req Request) (Advice, error) {
 	n := len(t.OSTs)
 	if n == 0 {
 		return Advice{Advice: "run", Reason: "the log has no OST"}, nil
+	}
+	if t.Samples == 0 {
+		from := req.At.Add(-time.Duration(t.Windows) * t.Window)
+		return Advice{Advice: "run", Reason: fmt.Sprintf("the per-OST log has no sample from %s to %s: the load is unknown, so is where to place the files",
+			from.Format(time.DateTime), req.At.Format(time.DateTime))}, nil
 	}
 	alpha, adjusted := a.alpha(t, req)
 	scores := make([]float64, n)

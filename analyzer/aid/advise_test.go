@@ -279,6 +279,12 @@ func TestPlacementHint(t *testing.T) {
 	if len(firsts) < 2 {
 		t.Errorf("8 questions over idle OSTs all start their hints at OST %v", firsts)
 	}
+	// A question the log has no sample for (after its end) is answered
+	// "run" with the reason and no hint, not from a table taken as idle.
+	late, _ := NewAdvisor(k, nil).Advise(Request{App: bob, At: at.Add(24 * time.Hour), Log: idle})
+	if late.Advice != "run" || late.OSTs != nil || !strings.Contains(late.Reason, "no sample") {
+		t.Errorf("advice a day after the log: %+v", late)
+	}
 }
 
 // TestRangeList proves the compact OST lists of the lfs line, and the
