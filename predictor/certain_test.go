@@ -1,7 +1,6 @@
 package predictor
 
 import (
-	"bytes"
 	"testing"
 
 	"iopred/tracefmt"
@@ -76,14 +75,7 @@ func TestLocalGrammarTrustedOverStream(t *testing.T) {
 		for _, e := range run {
 			m.Observe(e)
 		}
-		var saved bytes.Buffer
-		if err := m.Save(&saved); err != nil {
-			t.Fatal(err)
-		}
-		loaded, err := Load(&saved)
-		if err != nil {
-			t.Fatal(err)
-		}
+		loaded := reload(t, m)
 		for i, e := range run {
 			if p := loaded.Predict(1); len(p) == 0 || p[0].Op != e.Op || p[0].Offset != e.Offset {
 				t.Errorf("second run, event %d (%s at %d): predicted %+v", i, e.Op, e.Offset, p)

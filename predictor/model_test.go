@@ -109,14 +109,7 @@ func TestSaveLoadPredictsSecondRun(t *testing.T) {
 	for _, e := range run {
 		m.Observe(e)
 	}
-	var buf bytes.Buffer
-	if err := m.Save(&buf); err != nil {
-		t.Fatal(err)
-	}
-	m2, err := Load(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m2 := reload(t, m)
 	second, _ := hdf5Run(3, 3, 4)
 	for i, e := range second {
 		pred := m2.Predict(1)

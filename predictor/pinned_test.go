@@ -1,7 +1,6 @@
 package predictor
 
 import (
-	"bytes"
 	"encoding/binary"
 	"hash/fnv"
 	"math"
@@ -70,14 +69,7 @@ func predictionDigest(t *testing.T, events []*tracefmt.Event) uint64 {
 	h.Write(buf)
 	// A saved model's bytes follow map order; what it predicts once
 	// loaded does not.
-	var saved bytes.Buffer
-	if err := m.Save(&saved); err != nil {
-		t.Fatal(err)
-	}
-	loaded, err := Load(&saved)
-	if err != nil {
-		t.Fatal(err)
-	}
+	loaded := reload(t, m)
 	buf = buf[:0]
 	preds(loaded.Predict(6))
 	preds(loaded.Candidates())
