@@ -45,6 +45,24 @@ func contextsByCall(t *testing.T, tr trace, path string) map[string]string {
 	return out
 }
 
+// sameFrames compares two contexts of contextsByCall frame by frame. A
+// frame "?" (its library unloaded before the trace named it) matches any
+// frame: whether the library's frames got their names depends on whether
+// the library's unloading came before or after the trace's consumer named
+// the context, which is timing, in both runs alike, not the memo.
+func sameFrames(a, b string) bool {
+	fa, fb := strings.Fields(a), strings.Fields(b)
+	if len(fa) != len(fb) {
+		return false
+	}
+	for i := range fa {
+		if fa[i] != fb[i] && fa[i] != "?" && fb[i] != "?" {
+			return false
+		}
+	}
+	return true
+}
+
 // TestContextCacheMatchesStacks proves that the per-thread walk memo of
 // the context capture gives every call the context a real stack walk
 // gives it: for another caller of the same function, another call site
@@ -104,7 +122,7 @@ func TestContextCacheMatchesStacks(t *testing.T) {
 	distinct := map[string]bool{}
 	for call, f := range off {
 		distinct[f] = true
-		if on[call] != f {
+		if !sameFrames(on[call], f) {
 			t.Errorf("call %s: with the memo %q, without %q", call, on[call], f)
 		}
 	}
