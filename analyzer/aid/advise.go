@@ -29,6 +29,10 @@ type IOLT struct {
 	// Samples counts the OST samples with data in the windows: none means
 	// the load is unknown (every OST is then taken as idle).
 	Samples int
+	// index caches Indices, and pos maps an index back to its position:
+	// an advice reads them once per placed running job and for its hint.
+	index []int
+	pos   map[int]int
 }
 
 // BuildIOLT reads the windows before at from the per-OST log.
@@ -225,7 +229,7 @@ func (a *Advisor) Advise(req Request) (Advice, error) {
 	for _, o := range hint {
 		mean += scores[o] / float64(kappa)
 	}
-	idx := t.Indices()
+	idx := t.indices()
 	sort.Slice(hint, func(x, y int) bool { return idx[hint[x]] < idx[hint[y]] })
 	names := make([]string, 0, kappa)
 	osts := make([]int, 0, kappa)
@@ -435,19 +439,29 @@ func (t *IOLT) Indices() []int {
 	return out
 }
 
+// indices is Indices, computed once per table.
+func (t *IOLT) indices() []int {
+	if t.index == nil {
+		t.index = t.Indices()
+	}
+	return t.index
+}
+
 // positions maps OST indices to the table's positions, skipping those
 // the table lacks.
 func (t *IOLT) positions(osts []int) []int {
 	if len(osts) == 0 {
 		return nil
 	}
-	pos := map[int]int{}
-	for p, i := range t.Indices() {
-		pos[i] = p
+	if t.pos == nil {
+		t.pos = make(map[int]int, len(t.OSTs))
+		for p, i := range t.indices() {
+			t.pos[i] = p
+		}
 	}
 	var out []int
 	for _, o := range osts {
-		if p, ok := pos[o]; ok {
+		if p, ok := t.pos[o]; ok {
 			out = append(out, p)
 		}
 	}

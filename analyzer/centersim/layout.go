@@ -28,19 +28,29 @@ func (l Layout) maxShare(n int) float64 {
 // stripe q of the burst's files on OST (start+q) mod n, from a random
 // start.
 func (l Layout) place(n int, rng *rand.Rand) placement {
-	s := l.stripes()
 	start := rng.IntN(n)
-	k := min(s, n)
-	p := placement{osts: make([]int32, k), w: make([]float64, k)}
+	k := l.footprint(n)
+	p := placement{osts: make([]int32, k), w: l.shares(n)}
 	for i := range k {
 		p.osts[i] = int32((start + i) % n)
+	}
+	return p
+}
+
+// shares is the share of a burst's bytes on each of its footprint's OSTs,
+// in the order the stripes go round them: the first s mod n OSTs get one
+// stripe more when the s stripes do not divide evenly over n.
+func (l Layout) shares(n int) []float64 {
+	s := l.stripes()
+	w := make([]float64, l.footprint(n))
+	for i := range w {
 		cnt := s / n
 		if i < s%n {
 			cnt++
 		}
-		p.w[i] = float64(cnt) / float64(s)
+		w[i] = float64(cnt) / float64(s)
 	}
-	return p
+	return w
 }
 
 // aloneRate is the rate a flow of the given demand gets on an otherwise
@@ -61,8 +71,7 @@ func aloneRate(demand, maxShare, ostBW float64) float64 {
 // time alone, are the same as the allocator's; extra OSTs of the set
 // beyond the footprint are left unused.
 func (l Layout) placeOn(n int, set []int32, rng *rand.Rand) placement {
-	s := l.stripes()
-	k := min(s, n)
+	k := l.footprint(n)
 	osts := make([]int32, 0, k)
 	osts = append(osts, set[:min(k, len(set))]...)
 	if len(osts) < k {
@@ -77,13 +86,5 @@ func (l Layout) placeOn(n int, set []int32, rng *rand.Rand) placement {
 			}
 		}
 	}
-	p := placement{osts: osts, w: make([]float64, k)}
-	for i := range k {
-		cnt := s / n
-		if i < s%n {
-			cnt++
-		}
-		p.w[i] = float64(cnt) / float64(s)
-	}
-	return p
+	return placement{osts: osts, w: l.shares(n)}
 }
