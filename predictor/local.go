@@ -84,8 +84,9 @@ func (t *valueTable[T]) mostFrequent() int {
 // a single value ever seen, or a local grammar whose first candidate is
 // the only one or the one the longest-confirmed mark names.
 //
-// Why the longest-confirmed mark: main's predictor kept few marks and
-// dropped those that missed, so "a single candidate" meant "no doubt"; the
+// Why the longest-confirmed mark: the earlier predictor (reference_test.go
+// in sequitur) kept 4 marks and dropped those that missed twice, so "a
+// single candidate" meant "no doubt"; the
 // noise-robust one lets marks on several earlier copies of the sequence
 // vote, and one that follows a copy differing here, or a realigned guess
 // after a miss, adds a minority candidate on clean streams. The majority

@@ -365,13 +365,5 @@ func TestThreadsHaveTheirOwnGrammar(t *testing.T) {
 	if len(m.lanes) != 2 {
 		t.Fatalf("%d lanes, want 2", len(m.lanes))
 	}
-	var buf bytes.Buffer
-	if err := m.Save(&buf); err != nil {
-		t.Fatal(err)
-	}
-	m2, err := Load(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	check(m2, threadedRun(1000, 2), 2)
+	check(reload(t, m), threadedRun(1000, 2), 2)
 }

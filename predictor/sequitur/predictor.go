@@ -10,8 +10,9 @@ import (
 // symbols (and so the work per symbol); ageCap bounds how much one long
 // matching history outweighs a fresh one, so that a few marks on clean
 // copies of the input outvote one long-lived mark whose copy holds a wrong
-// symbol at the next position (main's 255 let one such mark win; 16 still
-// lets a confirmed mark outweigh the eight fresh ones of a re-discovery).
+// symbol at the next position (the earlier predictor's 255 let one such
+// mark win; 16 still lets a confirmed mark outweigh the eight fresh ones
+// of a re-discovery).
 const (
 	MaxPaths = 8
 	ageCap   = 16
