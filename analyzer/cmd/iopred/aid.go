@@ -518,7 +518,7 @@ func aidReplay(args []string, stdout, stderr io.Writer) error {
 		adv.Slowdown, adv.AllOSTs, adv.Alpha = *slow, *allOSTs, *alpha
 		adv.HoldRelax, adv.SpreadAlpha = *relax, *spread
 		sa := &aid.SimAdvisor{A: adv}
-		r, err := centersim.Run(s, centersim.Options{Seed: *seed, Advisor: sa, FollowAdvice: follow, Place: follow && *place})
+		r, err := centersim.Run(s, centersim.Options{Seed: *seed, Advisor: sa, FollowAdvice: follow, Place: *place})
 		if err != nil {
 			return err
 		}
