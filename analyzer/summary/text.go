@@ -1,9 +1,11 @@
 package summary
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -220,49 +222,73 @@ func size(n int64) string {
 
 // writeTree prints the process tree when some traced process is the
 // parent of another (a program that forks workers, a shell): each process
-// under its parent, with how it started and what it moved.
+// under its parent, with how it started and what it moved. The programs
+// one pid ran in turn (a launcher that execs the next, as pyenv's shims
+// do) are listed together, in order, each with its own children: a child
+// hangs under the program its parent pid was running when it started.
 func writeTree(w io.Writer, rep *Report) {
 	type key struct {
 		host string
 		pid  int
 	}
-	byKey := map[key]int{}
+	images := map[key][]int{}
 	for i, p := range rep.Processes {
-		byKey[key{p.Host, p.PID}] = i
+		k := key{p.Host, p.PID}
+		images[k] = append(images[k], i)
+	}
+	byStart := func(a, b int) int { return cmp.Compare(rep.Processes[a].StartNs, rep.Processes[b].StartNs) }
+	for _, imgs := range images {
+		slices.SortStableFunc(imgs, byStart)
 	}
 	children := map[int][]int{}
 	var roots []int
 	nested := false
 	for i, p := range rep.Processes {
-		if parent, ok := byKey[key{p.Host, p.PPID}]; ok && parent != i && p.PPID != 0 {
-			children[parent] = append(children[parent], i)
-			nested = true
-		} else {
-			roots = append(roots, i)
+		own := images[key{p.Host, p.PID}]
+		if own[0] != i {
+			continue // printed with the first program of its pid
 		}
+		parents := images[key{p.Host, p.PPID}]
+		if p.PPID == 0 || p.PPID == p.PID || len(parents) == 0 {
+			roots = append(roots, i)
+			continue
+		}
+		parent := parents[0]
+		for _, c := range parents {
+			if rep.Processes[c].StartNs <= p.StartNs {
+				parent = c
+			}
+		}
+		children[parent] = append(children[parent], i)
+		nested = true
 	}
 	if !nested {
 		return
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "PROCESS TREE")
-	seen := map[int]bool{}
 	var walk func(i, depth int)
 	walk = func(i, depth int) {
-		if seen[i] {
-			return
-		}
-		seen[i] = true
 		p := rep.Processes[i]
-		how := "started"
-		if p.ForkUnixNs != 0 {
-			how = "forked"
+		for n, img := range images[key{p.Host, p.PID}] {
+			q := rep.Processes[img]
+			how := "started"
+			switch {
+			case n > 0:
+				how = "exec'd"
+			case q.ForkUnixNs != 0:
+				how = "forked"
+			}
+			fmt.Fprintf(w, "%s%d %s (%s at %s, read %s, written %s)\n", strings.Repeat("  ", depth), q.PID,
+				filepath.Base(q.Program), how, Seconds(q.StartNs), size(q.BytesRead), size(q.BytesWritten))
+			for _, c := range children[img] {
+				walk(c, depth+1)
+			}
 		}
-		fmt.Fprintf(w, "%s%d %s (%s at %s, read %s, written %s)\n", strings.Repeat("  ", depth), p.PID,
-			filepath.Base(p.Program), how, Seconds(p.StartNs), size(p.BytesRead), size(p.BytesWritten))
-		for _, c := range children[i] {
-			walk(c, depth+1)
-		}
+	}
+	slices.SortStableFunc(roots, byStart)
+	for _, c := range children {
+		slices.SortStableFunc(c, byStart)
 	}
 	for _, r := range roots {
 		walk(r, 0)
