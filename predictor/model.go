@@ -276,6 +276,15 @@ func isOpen(op string) bool {
 
 func isClose(op string) bool { return strings.Contains(op, "close") }
 
+// isSeek tells calls that set a file's position, whose events carry it.
+func isSeek(op string) bool {
+	switch op {
+	case "lseek", "lseek64", "fseek", "fseeko", "fseeko64", "rewind", "fsetpos", "fsetpos64", "MPI_File_seek", "MPI_File_seek_shared":
+		return true
+	}
+	return false
+}
+
 // movedBytes is how far a data call moved the file position.
 func movedBytes(e *tracefmt.Event) int64 {
 	switch {
@@ -398,6 +407,10 @@ func (m *Model) Observe(e *tracefmt.Event) {
 				// still matched after it.
 				fs.streamArb.record(fs.stream.Certain(), e.Offset == contiguous)
 			}
+		case e.Offset != tracefmt.NoOffset && isSeek(e.Op):
+			// A seek's event carries the position it set: the next call
+			// on the file starts there (a file read again after rewind).
+			fs.end, fs.fresh = e.Offset, false
 		case isClose(e.Op):
 			delete(m.files, path)
 		case isOpen(e.Op):
