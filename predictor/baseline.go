@@ -234,10 +234,11 @@ func (m *Model) NextSize(path string) int64 {
 			}
 		}
 	}
+	fs := m.files[path]
 	if found {
 		return size
 	}
-	if fs := m.files[path]; fs != nil && fs.hasSize {
+	if fs != nil && fs.hasSize {
 		return fs.lastSize
 	}
 	return 0
@@ -247,3 +248,15 @@ func (m *Model) NextSize(path string) int64 {
 // Options.NoFallback does; for a model from Load, whose options are those
 // it was saved with.
 func (m *Model) UseBaselines(on bool) { m.opt.NoFallback = !on }
+
+// rememberSize keeps the last size of a file being closed; past
+// Options.MaxOpenFiles remembered files, an arbitrary one is forgotten.
+func (m *Model) rememberSize(path string, size int64) {
+	if _, ok := m.closedSizes[path]; !ok && len(m.closedSizes) >= m.opt.MaxOpenFiles {
+		for p := range m.closedSizes {
+			delete(m.closedSizes, p)
+			break
+		}
+	}
+	m.closedSizes[path] = size
+}

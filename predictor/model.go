@@ -126,8 +126,10 @@ type symbol struct {
 	// CtxArb scores the grammar against the context baseline after this
 	// symbol, SizeArb this symbol's size table against the file's last
 	// size.
-	CtxArb  arbiter `msgpack:"ca"`
-	SizeArb arbiter `msgpack:"sa"`
+	// They describe the current run only and are not saved: a loaded
+	// model's tables know more than when the scores were made.
+	CtxArb  arbiter `msgpack:"-"`
+	SizeArb arbiter `msgpack:"-"`
 }
 
 // transition holds what the model knows of one transition between context
@@ -138,9 +140,10 @@ type transition struct {
 	Offsets offsetTable `msgpack:"o"`
 	Files   fileTable   `msgpack:"f"`
 	// Scores of the tables above against the baselines (see Field).
-	FileArb arbiter `msgpack:"fa"`
-	GapArb  arbiter `msgpack:"ga"`
-	OffArb  arbiter `msgpack:"oa"`
+	// Like symbol's, run-time only.
+	FileArb arbiter `msgpack:"-"`
+	GapArb  arbiter `msgpack:"-"`
+	OffArb  arbiter `msgpack:"-"`
 }
 
 // fileState is the run-time state of one file.
@@ -214,6 +217,10 @@ type Model struct {
 	// topFile scores the file of the model's first candidate against the
 	// previous call's file.
 	topFile arbiter
+	// closedSizes keeps the last size of files closed in this run, for
+	// the size baseline when they are opened again (bounded by
+	// Options.MaxOpenFiles).
+	closedSizes map[string]int64
 
 	events, ignored, data uint64
 	// Online accuracy of the first step of the latest Predict call.
@@ -251,6 +258,7 @@ func (m *Model) resetRun() {
 	m.files = map[string]*fileState{}
 	m.lastGap, m.haveGap = 0, false
 	m.newTransFile, m.topFile = arbiter{}, arbiter{}
+	m.closedSizes = map[string]int64{}
 	m.pending = -1
 	m.laneOf = map[int32]int{}
 }
@@ -348,6 +356,9 @@ func (m *Model) Observe(e *tracefmt.Event) {
 			// Only calls that position a file create its state, so that
 			// stat or unlink of many paths do not fill the table.
 			fs = m.newFile(e.FileID)
+			if size, ok := m.closedSizes[path]; ok {
+				fs.lastSize, fs.hasSize = size, true
+			}
 			m.files[path] = fs
 		}
 		if fs != nil {
@@ -407,11 +418,18 @@ func (m *Model) Observe(e *tracefmt.Event) {
 				// still matched after it.
 				fs.streamArb.record(fs.stream.Certain(), e.Offset == contiguous)
 			}
+		case e.Offset != tracefmt.NoOffset && e.Op == "getc":
+			// getc moves the position by the byte it read, though it
+			// is not counted among the data calls.
+			fs.end, fs.fresh = e.Offset+movedBytes(e), false
 		case e.Offset != tracefmt.NoOffset && isSeek(e.Op):
 			// A seek's event carries the position it set: the next call
 			// on the file starts there (a file read again after rewind).
 			fs.end, fs.fresh = e.Offset, false
 		case isClose(e.Op):
+			if fs.hasSize {
+				m.rememberSize(path, fs.lastSize)
+			}
 			delete(m.files, path)
 		case isOpen(e.Op):
 			fs.end, fs.fresh = 0, true
@@ -537,16 +555,18 @@ func (w *walker) next(s int, prob float64) Prediction {
 		Probability: prob,
 		Ctx:         sym.Ctx,
 	}
-	if size, _, ok := sym.Sizes.next(symAhead); ok {
+	sizeCertain := false
+	if size, certain, ok := sym.Sizes.next(symAhead); ok {
 		if sym.Sizes.Over {
 			size = sym.overflowSize()
 		}
-		p.Size = size
+		p.Size, sizeCertain = size, certain && !sym.Sizes.Over
 	}
 	if path != "" {
 		if fs := m.files[path]; fs != nil {
 			p.FileID = fs.id
-			if !m.opt.NoFallback && sym.SizeArb.useBase() && fs.hasSize && tracefmt.IsData(sym.Op) {
+			sure := sizeCertain && (len(sym.Sizes.Values) == 1 || sym.SizeArb.Model > 0)
+			if !m.opt.NoFallback && sym.SizeArb.preferBase(sure) && fs.hasSize && tracefmt.IsData(sym.Op) && p.Size != fs.lastSize {
 				p.Size = fs.lastSize
 				fallback |= FieldSize
 			}
