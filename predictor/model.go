@@ -55,6 +55,9 @@ type Options struct {
 	// MaxThreads bounds the threads that get their own grammar; later
 	// threads share the last one. Default 16.
 	MaxThreads int
+	// NoFallback makes every prediction come from the model's own tables,
+	// never from a baseline (see Field): for evaluating the tables alone.
+	NoFallback bool
 }
 
 func (o Options) withDefaults() Options {
@@ -94,6 +97,10 @@ type Prediction struct {
 	Delay       time.Duration
 	Probability float64
 	Ctx         uint64 // the context id of the call
+	// Fallback tells which fields came from a simple baseline because it
+	// has been more accurate than the model's tables at this point of the
+	// program (see Field); 0 when all came from the model.
+	Fallback Field
 }
 
 // symKey identifies a context symbol: where the call came from and what it
@@ -112,6 +119,17 @@ type symbol struct {
 	SizeStat Stats             `msgpack:"ss"`
 	Duration Stats             `msgpack:"d"` // ns the call took
 	LastPath string            `msgpack:"p"` // file of its latest occurrence
+	// Next is 1 + the symbol that most often followed this one (0: none
+	// yet), seen NextN times: the context baseline.
+	Next  int32  `msgpack:"nx,omitempty"`
+	NextN uint64 `msgpack:"nn,omitempty"`
+	// CtxArb scores the grammar against the context baseline after this
+	// symbol, SizeArb this symbol's size table against the file's last
+	// size.
+	// They describe the current run only and are not saved: a loaded
+	// model's tables know more than when the scores were made.
+	CtxArb  arbiter `msgpack:"-"`
+	SizeArb arbiter `msgpack:"-"`
 }
 
 // transition holds what the model knows of one transition between context
@@ -121,6 +139,11 @@ type transition struct {
 	Gap     Stats       `msgpack:"g"` // ns from the end of the first to the start of the second
 	Offsets offsetTable `msgpack:"o"`
 	Files   fileTable   `msgpack:"f"`
+	// Scores of the tables above against the baselines (see Field).
+	// Like symbol's, run-time only.
+	FileArb arbiter `msgpack:"-"`
+	GapArb  arbiter `msgpack:"-"`
+	OffArb  arbiter `msgpack:"-"`
 }
 
 // fileState is the run-time state of one file.
@@ -130,6 +153,13 @@ type fileState struct {
 	fresh  bool  // no data operation since open: the position is 0
 	stream *pattern.Stream
 	used   uint64 // event count at the latest call on the file
+	// lastSize is the size of the latest data call on the file, when
+	// hasSize: the size baseline.
+	lastSize int64
+	hasSize  bool
+	// streamArb scores the access pattern's predictions against
+	// contiguous access.
+	streamArb arbiter
 }
 
 // newFile returns the state of a newly seen file, dropping the least
@@ -177,6 +207,20 @@ type Model struct {
 	prevEndNs int64
 	prevPath  string
 	files     map[string]*fileState
+	// lastGap is the time between the two latest calls (when haveGap): the
+	// delay baseline.
+	lastGap int64
+	haveGap bool
+	// newTransFile scores, on transitions not seen before, the file the
+	// context touched last against the previous call's file.
+	newTransFile arbiter
+	// topFile scores the file of the model's first candidate against the
+	// previous call's file.
+	topFile arbiter
+	// closedSizes keeps the last size of files closed in this run, for
+	// the size baseline when they are opened again (bounded by
+	// Options.MaxOpenFiles).
+	closedSizes map[string]int64
 
 	events, ignored, data uint64
 	// Online accuracy of the first step of the latest Predict call.
@@ -212,6 +256,9 @@ func (m *Model) resetRun() {
 	m.prevEndNs = 0
 	m.prevPath = ""
 	m.files = map[string]*fileState{}
+	m.lastGap, m.haveGap = 0, false
+	m.newTransFile, m.topFile = arbiter{}, arbiter{}
+	m.closedSizes = map[string]int64{}
 	m.pending = -1
 	m.laneOf = map[int32]int{}
 }
@@ -236,6 +283,15 @@ func isOpen(op string) bool {
 }
 
 func isClose(op string) bool { return strings.Contains(op, "close") }
+
+// isSeek tells calls that set a file's position, whose events carry it.
+func isSeek(op string) bool {
+	switch op {
+	case "lseek", "lseek64", "fseek", "fseeko", "fseeko64", "rewind", "fsetpos", "fsetpos64", "MPI_File_seek", "MPI_File_seek_shared":
+		return true
+	}
+	return false
+}
 
 // movedBytes is how far a data call moved the file position.
 func movedBytes(e *tracefmt.Event) int64 {
@@ -300,6 +356,9 @@ func (m *Model) Observe(e *tracefmt.Event) {
 			// Only calls that position a file create its state, so that
 			// stat or unlink of many paths do not fill the table.
 			fs = m.newFile(e.FileID)
+			if size, ok := m.closedSizes[path]; ok {
+				fs.lastSize, fs.hasSize = size, true
+			}
 			m.files[path] = fs
 		}
 		if fs != nil {
@@ -310,16 +369,19 @@ func (m *Model) Observe(e *tracefmt.Event) {
 	if m.prev >= 0 {
 		tk := transKey(m.prev, s)
 		t := m.trans[tk]
+		gap := e.StartNs - m.prevEndNs
+		if gap < 0 {
+			gap = 0
+		}
+		m.scoreBaselines(s, t, fs, path, gap, hasOffset, e.Offset, e.Size)
 		if t == nil {
 			t = &transition{}
 			m.trans[tk] = t
 		}
 		t.Count++
-		gap := e.StartNs - m.prevEndNs
-		if gap < 0 {
-			gap = 0
-		}
+		m.noteSuccessor(m.syms[m.prev], s, t)
 		t.Gap.Add(float64(gap))
+		m.lastGap, m.haveGap = gap, true
 		if path != "" {
 			t.Files.observe(path, m.prevPath, sym.LastPath)
 		}
@@ -341,14 +403,33 @@ func (m *Model) Observe(e *tracefmt.Event) {
 		}
 		switch {
 		case hasOffset:
+			contiguous := transform{}.apply(fs.end, fs.fresh)
 			moved := movedBytes(e)
 			fs.end = e.Offset + moved
 			fs.fresh = false
+			fs.lastSize, fs.hasSize = e.Size, true
 			if fs.stream == nil {
 				fs.stream = pattern.NewStream(m.opt.PatternWindow)
 			}
+			wasCertain := fs.stream.Certain()
 			fs.stream.Add(e.Offset, moved)
+			if wasCertain && !m.opt.NoFallback {
+				// The access continued the pattern when the stream is
+				// still matched after it.
+				fs.streamArb.record(fs.stream.Certain(), e.Offset == contiguous)
+			}
+		case e.Offset != tracefmt.NoOffset && e.Op == "getc":
+			// getc moves the position by the byte it read, though it
+			// is not counted among the data calls.
+			fs.end, fs.fresh = e.Offset+movedBytes(e), false
+		case e.Offset != tracefmt.NoOffset && isSeek(e.Op):
+			// A seek's event carries the position it set: the next call
+			// on the file starts there (a file read again after rewind).
+			fs.end, fs.fresh = e.Offset, false
 		case isClose(e.Op):
+			if fs.hasSize {
+				m.rememberSize(path, fs.lastSize)
+			}
 			delete(m.files, path)
 		case isOpen(e.Op):
 			fs.end, fs.fresh = 0, true
@@ -447,10 +528,23 @@ func (w *walker) next(s int, prob float64) Prediction {
 		w.delay += m.syms[w.prev].Duration.Weighted
 	}
 	path := sym.LastPath
+	var fallback Field
 	if t != nil {
-		w.delay += t.Gap.Weighted
+		w.delay += m.delayOf(t, &fallback)
 		if t.Count > 0 && (t.Files.Counts != [3]uint64{}) {
-			path = t.Files.predict(w.prevPath, sym.LastPath)
+			if !m.opt.NoFallback && t.FileArb.useBase() && w.prevPath != "" {
+				path = w.prevPath
+				fallback |= FieldFile
+			} else {
+				path = t.Files.predict(w.prevPath, sym.LastPath)
+			}
+		}
+	}
+	if !m.opt.NoFallback && w.prevPath != "" && path != w.prevPath {
+		first := len(w.seen) == 0 && w.prev == m.prev
+		if ((t == nil || t.Files.Counts == [3]uint64{}) && m.newTransFile.useBase()) || (first && m.topFile.useBase()) {
+			path = w.prevPath
+			fallback |= FieldFile
 		}
 	}
 	p := Prediction{
@@ -461,30 +555,47 @@ func (w *walker) next(s int, prob float64) Prediction {
 		Probability: prob,
 		Ctx:         sym.Ctx,
 	}
-	if size, _, ok := sym.Sizes.next(symAhead); ok {
+	sizeCertain := false
+	if size, certain, ok := sym.Sizes.next(symAhead); ok {
 		if sym.Sizes.Over {
 			size = sym.overflowSize()
 		}
-		p.Size = size
+		p.Size, sizeCertain = size, certain && !sym.Sizes.Over
 	}
 	if path != "" {
 		if fs := m.files[path]; fs != nil {
 			p.FileID = fs.id
+			sure := sizeCertain && (len(sym.Sizes.Values) == 1 || sym.SizeArb.Model > 0)
+			if !m.opt.NoFallback && sym.SizeArb.preferBase(sure) && fs.hasSize && tracefmt.IsData(sym.Op) && p.Size != fs.lastSize {
+				p.Size = fs.lastSize
+				fallback |= FieldSize
+			}
 		}
 	}
 	if tracefmt.IsData(sym.Op) && path != "" {
 		f := w.file(path)
-		var certain bool
+		var certain, fromStream bool
 		if t != nil {
 			p.Offset, certain = t.Offsets.predict(f.end, f.fresh, transAhead)
 		} else {
 			p.Offset = transform{}.apply(f.end, f.fresh)
 		}
+		fs := m.files[path]
 		if !certain {
-			if fs := m.files[path]; fs != nil && fs.stream != nil && fs.stream.Certain() {
+			if fs != nil && fs.stream != nil && fs.stream.Certain() {
 				if next := fs.stream.Predict(f.dataOps + 1); len(next) > f.dataOps {
-					p.Offset = next[f.dataOps]
+					p.Offset, fromStream = next[f.dataOps], true
 				}
+			}
+		}
+		// The baseline replaces whichever table gave the offset when it
+		// has been right more often there, certain or not (a table can
+		// be sure of a rule the program keeps breaking), and on a tie
+		// when the table is unsure.
+		if !m.opt.NoFallback && ((fromStream && fs.streamArb.useBase()) || (!fromStream && t != nil && t.OffArb.preferBase(t.offsetSure(certain)))) {
+			if c := (transform{}).apply(f.end, f.fresh); c != p.Offset {
+				p.Offset = c
+				fallback |= FieldOffset
 			}
 		}
 		f.end, f.fresh = p.Offset+p.Size, false
@@ -500,6 +611,7 @@ func (w *walker) next(s int, prob float64) Prediction {
 	if path != "" {
 		w.prevPath = path
 	}
+	p.Fallback = fallback
 	return p
 }
 
@@ -548,6 +660,8 @@ func (m *Model) predict(k int) []Prediction {
 			return nil
 		}
 		steps = []step{{m.startSym, 1}}
+	case m.contextBaseline():
+		return m.baseline(k)
 	case k == 1:
 		c := m.main.Candidates()
 		if len(c) == 0 {
@@ -585,14 +699,41 @@ func (m *Model) predict(k int) []Prediction {
 }
 
 // guess is the prediction when the grammar has none (a context never seen
-// before, or one whose continuation is unknown): the previous call repeats,
-// on the same file, where the previous call on that file ended. Its
-// probability is the share of earlier guesses that named the right
-// context (with Laplace's rule, so the first guess has 1/2).
+// before, or one whose continuation is unknown): the context baseline, the
+// call that most often followed the previous one, or the previous call
+// again when none followed it yet, on the same file, where the previous
+// call on that file ended. Its probability is the share of earlier guesses
+// that named the right context (with Laplace's rule, so the first guess
+// has 1/2).
 func (m *Model) guess() []Prediction {
 	if m.prev < 0 {
 		return nil
 	}
+	if m.opt.NoFallback {
+		return m.repeatGuess()
+	}
+	out := m.baseline(1)
+	if m.syms[m.prev].Next == 0 && len(out) == 1 {
+		// The previous call again, on the file it touched: a call never
+		// followed by another has no transition tables to name its file.
+		p := &out[0]
+		p.Path = m.prevPath
+		p.FileID, p.Offset = 0, tracefmt.NoOffset
+		if fs := m.files[m.prevPath]; fs != nil && m.prevPath != "" {
+			p.FileID = fs.id
+			p.Offset = transform{}.apply(fs.end, fs.fresh)
+		}
+	}
+	for i := range out {
+		out[i].Probability = float64(m.guessHits+1) / float64(m.guesses+2)
+	}
+	return out
+}
+
+// repeatGuess is the guess of the model without fallbacks, as it was
+// before the baselines: the previous call repeats, on the same file, where
+// the previous call on that file ended.
+func (m *Model) repeatGuess() []Prediction {
 	sym := m.syms[m.prev]
 	p := Prediction{
 		Op:          sym.Op,
@@ -618,6 +759,44 @@ func (m *Model) guess() []Prediction {
 	return []Prediction{p}
 }
 
+// contextBaseline tells whether the next context should come from the
+// context baseline: the grammar has been wrong more often than the
+// baseline after the previous symbol.
+func (m *Model) contextBaseline() bool {
+	return !m.opt.NoFallback && m.prev >= 0 && m.syms[m.prev].CtxArb.useBase()
+}
+
+// baseline predicts k steps from the context baseline: each symbol's most
+// frequent successor in turn. The tables fill in the other fields as for
+// the grammar's steps.
+func (m *Model) baseline(k int) []Prediction {
+	w := m.walker(k)
+	out := make([]Prediction, 0, k)
+	s := m.prev
+	for range k {
+		from := m.syms[s]
+		next := m.successor(s)
+		prob := 1.0
+		if from.Count > 0 && from.NextN > 0 {
+			prob = min(1, float64(from.NextN)/float64(from.Count))
+		}
+		p := w.next(next, prob)
+		p.Fallback |= FieldContext
+		out = append(out, p)
+		s = next
+	}
+	m.pending, m.pendingGuess = out[0].symbolIn(m), true
+	return out
+}
+
+// symbolIn is the model's symbol number of a prediction's call.
+func (p *Prediction) symbolIn(m *Model) int {
+	if s, ok := m.dict[symKey{p.Ctx, p.Op}]; ok {
+		return s
+	}
+	return -1
+}
+
 // Candidates returns every operation the grammar considers possible next,
 // most likely first, with Probability the candidate's share of the
 // grammar's weights (the paper gives each of k candidates 1/k instead).
@@ -632,7 +811,7 @@ func (m *Model) Candidates() []Prediction {
 
 // candidates is Candidates within the current lane.
 func (m *Model) candidates() []Prediction {
-	if m.prev < 0 {
+	if m.prev < 0 || m.contextBaseline() {
 		return m.predict(1)
 	}
 	c := m.main.Candidates()
@@ -761,7 +940,7 @@ func (m *Model) NextOffset(path string) int64 {
 	if fs == nil {
 		return 0
 	}
-	if fs.stream != nil && fs.stream.Certain() {
+	if fs.stream != nil && fs.stream.Certain() && (m.opt.NoFallback || !fs.streamArb.useBase()) {
 		if next := fs.stream.Predict(1); len(next) > 0 {
 			return next[0]
 		}

@@ -13,9 +13,9 @@ import (
 // callers can see after each one: Predict(1) and Predict(6), the
 // candidates, the phase end and NextOffset of the event's file, then
 // the summary, and what the model predicts once saved and loaded.
-func predictionDigest(t *testing.T, events []*tracefmt.Event) uint64 {
+func predictionDigest(t *testing.T, events []*tracefmt.Event, opt Options) uint64 {
 	t.Helper()
-	m := New(Options{})
+	m := New(opt)
 	h := fnv.New64a()
 	var buf []byte
 	num := func(x uint64) { buf = binary.LittleEndian.AppendUint64(buf, x) }
@@ -31,6 +31,9 @@ func predictionDigest(t *testing.T, events []*tracefmt.Event) uint64 {
 			num(uint64(p.Delay))
 			num(math.Float64bits(p.Probability))
 			num(p.Ctx)
+			if p.Fallback != 0 {
+				num(uint64(p.Fallback))
+			}
 		}
 	}
 	for i, e := range events {
@@ -85,26 +88,31 @@ func pointers(evs []tracefmt.Event) []*tracefmt.Event {
 	return out
 }
 
-// TestPredictionsPinned pins what the model predicts on several streams:
-// a change of the model's internals for speed must leave every digest
-// as it is. A change of what the model predicts must update them, on
-// purpose.
+// TestPredictionsPinned pins what the model predicts on several streams,
+// with its baselines (want) and without (pure): a change of the model's
+// internals for speed must leave every digest as it is. A change of what
+// the model predicts must update them, on purpose. The pure digests are
+// those of the model before the baselines were added: NoFallback gives
+// exactly the earlier model's predictions.
 func TestPredictionsPinned(t *testing.T) {
 	hdf5, _ := hdf5Run(150, 3, 8)
 	for _, c := range []struct {
-		name   string
-		events []*tracefmt.Event
-		want   uint64
+		name       string
+		events     []*tracefmt.Event
+		want, pure uint64
 	}{
-		{"periodic", periodicStream(6000), 0x62dd0c095e4646a1},
-		{"noisy", noisyStream(6000, 0.05, 1), 0x89a8eef0fc9b62d7},
-		{"hdf5", hdf5, 0xcf30b17ad00d1fc9},
-		{"threads", threadedRun(6000, 3), 0x4476154dd68d17d2},
-		{"write1", pointers(callStream("write1", 6000)), 0xe194b39563d7e04},
-		{"pwrite4k", pointers(callStream("pwrite4k", 6000)), 0x4eb948f6ba6b0a4},
+		{"periodic", periodicStream(6000), 0x7fc32e8c816be866, 0x62dd0c095e4646a1},
+		{"noisy", noisyStream(6000, 0.05, 1), 0xfbe1f46c08adad58, 0x89a8eef0fc9b62d7},
+		{"hdf5", hdf5, 0x7350672bcc126bd2, 0xcf30b17ad00d1fc9},
+		{"threads", threadedRun(6000, 3), 0x5c981f9a74c782f1, 0x4476154dd68d17d2},
+		{"write1", pointers(callStream("write1", 6000)), 0xd2fc41d85028cd9d, 0xe194b39563d7e04},
+		{"pwrite4k", pointers(callStream("pwrite4k", 6000)), 0x8c44cfb6632bb0f, 0x4eb948f6ba6b0a4},
 	} {
-		if got := predictionDigest(t, c.events); got != c.want {
+		if got := predictionDigest(t, c.events, Options{}); got != c.want {
 			t.Errorf("%s: digest %#x, want %#x", c.name, got, c.want)
+		}
+		if got := predictionDigest(t, c.events, Options{NoFallback: true}); got != c.pure {
+			t.Errorf("%s without fallback: digest %#x, want %#x", c.name, got, c.pure)
 		}
 	}
 }

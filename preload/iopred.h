@@ -52,6 +52,19 @@ struct iopred_prediction {
   const char *call;    /* the function, e.g. "pwrite" (static storage) */
   const char *path;    /* the file, or NULL (valid until the process exits) */
   unsigned long long ctx; /* the context id of the call site, as in the trace */
+  unsigned int fallback;  /* IOPRED_FROM_* bits: the fields taken from a simple
+                             baseline instead of the model's tables, because the
+                             baseline has been right more often at this point
+                             of the program; 0 when all came from the model */
+};
+
+/* Bits of iopred_prediction.fallback: which rule gave a field. */
+enum iopred_fallback {
+  IOPRED_FROM_NEXT_CONTEXT = 1, /* the call: the one that most often followed the previous call */
+  IOPRED_FROM_PREVIOUS_FILE = 2, /* path and fd: the previous call's file */
+  IOPRED_FROM_CONTIGUOUS = 4,   /* offset: where the previous call on the file ended */
+  IOPRED_FROM_LAST_SIZE = 8,    /* size: the size of the previous call on the file */
+  IOPRED_FROM_LAST_GAP = 16     /* delay_s: the gap between the two previous calls */
 };
 
 /* iopred_predict writes the model's prediction of the next operations of

@@ -200,7 +200,23 @@ func iopGoPredict(out *C.struct_iopred_prediction, max C.int) (n C.int) {
 		d.probability = C.double(p.Probability)
 		d.call = cString(p.Op)
 		d.ctx = C.ulonglong(p.Ctx)
+		d.fallback = C.uint(p.Fallback)
 		n++
 	}
 	return n
 }
+
+// The header's fallback bits are the predictor's Field bits: a build fails
+// here when they drift apart (an array length cannot be negative).
+var (
+	_ [C.IOPRED_FROM_NEXT_CONTEXT - int(predictor.FieldContext)]struct{}
+	_ [int(predictor.FieldContext) - C.IOPRED_FROM_NEXT_CONTEXT]struct{}
+	_ [C.IOPRED_FROM_PREVIOUS_FILE - int(predictor.FieldFile)]struct{}
+	_ [int(predictor.FieldFile) - C.IOPRED_FROM_PREVIOUS_FILE]struct{}
+	_ [C.IOPRED_FROM_CONTIGUOUS - int(predictor.FieldOffset)]struct{}
+	_ [int(predictor.FieldOffset) - C.IOPRED_FROM_CONTIGUOUS]struct{}
+	_ [C.IOPRED_FROM_LAST_SIZE - int(predictor.FieldSize)]struct{}
+	_ [int(predictor.FieldSize) - C.IOPRED_FROM_LAST_SIZE]struct{}
+	_ [C.IOPRED_FROM_LAST_GAP - int(predictor.FieldDelay)]struct{}
+	_ [int(predictor.FieldDelay) - C.IOPRED_FROM_LAST_GAP]struct{}
+)

@@ -108,7 +108,14 @@ type Report struct {
 	GrammarSize  int          `json:"grammar_size"`
 	MemoryBytes  int          `json:"memory_bytes"`
 	NsPerEvent   float64      `json:"update_predict_ns_per_event"`
-	Growth       []Point      `json:"growth"`
+	// Fields compares each predicted field with its simple baseline.
+	Fields []FieldScore `json:"fields"`
+	// Steady is the steady phase after start-up, when the run has one.
+	Steady *SteadyPhase `json:"steady,omitempty"`
+	// ModelAlone is Fields for the model without its baselines
+	// (predictor.Options.NoFallback), when that was evaluated too.
+	ModelAlone []FieldScore `json:"model_alone,omitempty"`
+	Growth     []Point      `json:"growth"`
 }
 
 // Evaluator scores a model on a stream of events.
@@ -142,6 +149,11 @@ type Evaluator struct {
 	growth []Point
 	every  int
 
+	base      baselines
+	sums      fieldSums
+	stepStart fieldSums // sums before the current step
+	snaps     []snapshot
+
 	spent time.Duration
 }
 
@@ -154,7 +166,8 @@ func NewEvaluator(opt Options) *Evaluator {
 	if m == nil {
 		m = predictor.New(opt.ModelOptions)
 	}
-	return &Evaluator{model: m, opt: opt, ends: map[string]int64{}, every: 1}
+	return &Evaluator{model: m, opt: opt, ends: map[string]int64{}, every: 1,
+		base: baselines{succ: map[ctxKey]*successors{}, lastSize: map[string]int64{}}}
 }
 
 // Model returns the model under evaluation.
@@ -199,6 +212,7 @@ func (ev *Evaluator) Event(e *tracefmt.Event) {
 		ev.model.Observe(e)
 		return
 	}
+	ev.stepStart = ev.sums
 	start := time.Now()
 	cands := ev.model.Candidates()
 	ev.spent += time.Since(start)
@@ -246,11 +260,17 @@ func (ev *Evaluator) Event(e *tracefmt.Event) {
 	// Offsets (Table VI) and hit ratio (equation 3, Table VII).
 	if isData && e.Offset != tracefmt.NoOffset {
 		ev.offScored++
-		if ev.ends[path] == e.Offset {
+		contiguous := ev.ends[path] == e.Offset
+		if contiguous {
 			ev.offContiguous++
 		}
-		if path != "" && ev.model.NextOffset(path) == e.Offset {
-			ev.offGiven++
+		if path != "" {
+			given := ev.model.NextOffset(path) == e.Offset
+			if given {
+				ev.offGiven++
+			}
+			fromBase := len(cands) > 0 && cands[0].Path == path && cands[0].Fallback&predictor.FieldOffset != 0
+			ev.scoreOffset(given, contiguous, fromBase)
 		}
 		ev.hitScored++
 		for i := range cands {
@@ -268,8 +288,10 @@ func (ev *Evaluator) Event(e *tracefmt.Event) {
 		}
 	}
 	// Inter-arrival, against the immediate re-access baseline (Table VIII).
+	var gap float64
 	if ev.havePrev {
-		observed := float64(max(e.StartNs-ev.prevEndNs, 0))
+		gap = float64(max(e.StartNs-ev.prevEndNs, 0))
+		observed := gap
 		predicted := 0.0
 		if len(cands) > 0 {
 			predicted = float64(cands[0].Delay)
@@ -278,6 +300,7 @@ func (ev *Evaluator) Event(e *tracefmt.Event) {
 		ev.timeErr += abs(predicted - observed)
 		ev.timeImmed += observed
 	}
+	ev.scoreFields(e, cands, path, gap, ev.havePrev, paper)
 	ev.prevEndNs, ev.havePrev = e.EndNs, true
 
 	// The baseline's file positions.
@@ -402,6 +425,7 @@ func (ev *Evaluator) Report() Report {
 		MemoryBytes: ev.model.MemoryBytes(),
 		NsPerEvent:  ratio(float64(ev.spent.Nanoseconds()), ev.events),
 	}
+	r.Fields, r.Steady = ev.fieldScores()
 	r.Growth = append(r.Growth, ev.growth...)
 	if n := len(r.Growth); ev.events > 0 && (n == 0 || r.Growth[n-1].Event != ev.events) {
 		r.Growth = append(r.Growth, Point{ev.events, r.GrammarSize, r.MemoryBytes})

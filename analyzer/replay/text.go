@@ -43,6 +43,13 @@ func WriteText(w io.Writer, reports []Report) error {
 		t := r.InterArrival
 		fmt.Fprintf(&b, "  inter-arrival     mean |error| %.6f s, immediate re-access baseline %.6f s over %d gaps\n",
 			t.MeanAbsErrorSec, t.ImmediateReaccess, t.Scored)
+		if st := r.Steady; st != nil {
+			fmt.Fprintf(&b, "  steady phase      from step %d (%d steps): context first candidate %s, paper (1/k) %s\n",
+				st.From, st.Steps, pct(st.Context), pct(st.Paper))
+		} else {
+			b.WriteString("  steady phase      none (new contexts until the run's last tenth)\n")
+		}
+		writeFields(&b, r)
 		b.WriteString("  grammar size      ")
 		for i, p := range thin(r.Growth, textGrowthPoints) {
 			if i > 0 {
@@ -70,4 +77,42 @@ func thin(ps []Point, n int) []Point {
 		out = append(out, ps[i*len(ps)/n-1])
 	}
 	return out
+}
+
+// writeFields prints the per-field table: the model (with its baselines),
+// the model alone when evaluated, and the baseline, over the run and over
+// the steady phase.
+func writeFields(b *strings.Builder, r Report) {
+	if len(r.Fields) == 0 {
+		return
+	}
+	value := func(f FieldScore, x float64) string {
+		if f.HigherIsBetter {
+			return pct(x)
+		}
+		return fmt.Sprintf("%.6f", x)
+	}
+	opt := func(f FieldScore, x *float64) string {
+		if x == nil {
+			return "-"
+		}
+		return value(f, *x)
+	}
+	fmt.Fprintf(b, "  %-8s %-29s %7s %10s", "field", "metric", "scored", "model")
+	if r.ModelAlone != nil {
+		fmt.Fprintf(b, " %11s", "model alone")
+	}
+	fmt.Fprintf(b, " %10s  %-27s %10s %10s %9s\n", "baseline", "(rule)", "steady", "(baseline)", "from rule")
+	for i, f := range r.Fields {
+		mark := " "
+		if !f.AtLeastBaseline() {
+			mark = "<"
+		}
+		fmt.Fprintf(b, "%s %-8s %-29s %7d %10s", mark, f.Field, f.Metric, f.Scored, value(f, f.Model))
+		if r.ModelAlone != nil && i < len(r.ModelAlone) {
+			fmt.Fprintf(b, " %11s", value(f, r.ModelAlone[i].Model))
+		}
+		fmt.Fprintf(b, " %10s  %-27s %10s %10s %9s\n", value(f, f.BaselineValue), f.Baseline,
+			opt(f, f.Steady), opt(f, f.SteadyBaseline), pct(f.FromBaseline))
+	}
 }

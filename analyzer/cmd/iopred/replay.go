@@ -16,7 +16,7 @@ import (
 func init() {
 	register(&command{
 		name:    "replay",
-		usage:   "[--json] [--model FILE] [--save FILE] [--prefetch] TRACE|DIR...",
+		usage:   "[--json] [--model FILE] [--save FILE] [--model-alone] [--prefetch] TRACE|DIR...",
 		summary: "evaluate the predictor on recorded traces, as the Omnisc'IO paper does",
 		run:     runReplay,
 	})
@@ -40,6 +40,7 @@ func runReplay(args []string, stdout, stderr io.Writer) error {
 	asJSON := fs.Bool("json", false, "print JSON instead of text")
 	modelPath := fs.String("model", "", "start every process from the model saved in `FILE` (second-run evaluation)")
 	savePath := fs.String("save", "", "save the model after the replay to `FILE` (one trace only)")
+	alone := fs.Bool("model-alone", false, "also replay the model without its baselines and show its figures beside them")
 	var paths []string
 	// Flags may follow the traces.
 	for {
@@ -89,9 +90,27 @@ func runReplay(args []string, stdout, stderr io.Writer) error {
 				return fmt.Errorf("%s: %w", *modelPath, err)
 			}
 		}
+		var pure *replay.Report
+		if *alone {
+			popt := replay.Options{ModelOptions: predictor.Options{NoFallback: true}}
+			if saved != nil {
+				if popt.Model, err = predictor.Load(bytes.NewReader(saved)); err != nil {
+					return fmt.Errorf("%s: %w", *modelPath, err)
+				}
+				popt.Model.UseBaselines(false)
+			}
+			r, _, err := replay.File(t, popt)
+			if err != nil {
+				return err
+			}
+			pure = &r
+		}
 		rep, model, err := replay.File(t, opt)
 		if err != nil {
 			return err
+		}
+		if pure != nil {
+			rep.ModelAlone = pure.Fields
 		}
 		if rep.Truncated != "" {
 			fmt.Fprintf(stderr, "iopred replay: %s\n", rep.Truncated)

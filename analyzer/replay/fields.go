@@ -1,0 +1,294 @@
+package replay
+
+import (
+	"iopred/predictor"
+	"iopred/tracefmt"
+)
+
+// FieldScore compares the model's prediction of one field of the next
+// operation with the simplest rule a prefetcher could use instead.
+type FieldScore struct {
+	Field  string `json:"field"`  // context, file, offset, size, delay
+	Metric string `json:"metric"` // what the figures measure
+	// HigherIsBetter is false for errors.
+	HigherIsBetter bool    `json:"higher_is_better"`
+	Scored         int     `json:"scored"`
+	Model          float64 `json:"model"`
+	Baseline       string  `json:"baseline"` // the rule
+	BaselineValue  float64 `json:"baseline_value"`
+	// FromBaseline is the share of scored predictions for which the model
+	// used the baseline's answer (predictor.Prediction.Fallback).
+	FromBaseline float64 `json:"from_baseline"`
+	// Steady is Model over the steady phase (see Report.Steady), and
+	// SteadyBaseline the baseline's, when there is one.
+	Steady         *float64 `json:"steady,omitempty"`
+	SteadyBaseline *float64 `json:"steady_baseline,omitempty"`
+}
+
+// AtLeastBaseline tells whether the model is at least as good as the
+// baseline on this field.
+func (f FieldScore) AtLeastBaseline() bool {
+	if f.HigherIsBetter {
+		return f.Model >= f.BaselineValue
+	}
+	return f.Model <= f.BaselineValue
+}
+
+// SteadyPhase is the part of a run after its start-up: from the step after
+// the last call whose context appeared for the first time, new contexts in
+// the last tenth (shut-down) aside.
+type SteadyPhase struct {
+	From  int `json:"from_step"`
+	Steps int `json:"steps"`
+	// Context is the share of steps whose context the model's first
+	// candidate named; Paper weighs k candidates 1/k each.
+	Context float64 `json:"context_top1"`
+	Paper   float64 `json:"context_paper"`
+}
+
+// fieldSums accumulates the per-field figures; the steady phase is found
+// at the end from the snapshots taken at each new context.
+type fieldSums struct {
+	ctxModel, ctxBase     float64
+	ctxFallback           int
+	fileN                 int
+	fileModel, fileBase   float64
+	fileFallback          int
+	offN                  int
+	offModel, offBase     float64
+	offFallback           int
+	sizeN                 int
+	sizeModel, sizeBase   float64
+	sizeFallback          int
+	delayN                int
+	delayModel, delayBase float64
+	delayFallback         int
+	paper                 float64
+}
+
+// snapshot is the running sums at the step a new context appeared: after
+// the step and before it.
+type snapshot struct {
+	step         int
+	sums, before fieldSums
+}
+
+// baselines keeps the simple rules' state.
+type baselines struct {
+	succ     map[ctxKey]*successors
+	prevKey  ctxKey
+	havePrev bool
+	prevPath string
+	lastSize map[string]int64
+	lastGap  float64
+	haveGap  bool
+}
+
+type ctxKey struct {
+	ctx uint64
+	op  string
+}
+
+// successors counts what followed one context, keeping the most frequent
+// (the latest on ties, as the model's baseline does).
+type successors struct {
+	counts map[ctxKey]uint64
+	best   ctxKey
+	bestN  uint64
+}
+
+func (s *successors) add(k ctxKey) {
+	n := s.counts[k] + 1
+	s.counts[k] = n
+	if n >= s.bestN {
+		s.best, s.bestN = k, n
+	}
+}
+
+// scoreFields scores the fields of the next operation e against the
+// model's candidates and the baselines, then updates the baselines.
+func (ev *Evaluator) scoreFields(e *tracefmt.Event, cands []predictor.Prediction, path string, gapNs float64, haveGap bool, paper float64) {
+	b := &ev.base
+	f := &ev.sums
+	key := ctxKey{e.Ctx, e.Op}
+	var top *predictor.Prediction
+	if len(cands) > 0 {
+		top = &cands[0]
+	}
+	f.paper += paper
+	// Context.
+	if top != nil && top.Ctx == e.Ctx && top.Op == e.Op {
+		f.ctxModel++
+	}
+	if top != nil && top.Fallback&predictor.FieldContext != 0 {
+		f.ctxFallback++
+	}
+	if b.havePrev {
+		if s := b.succ[b.prevKey]; s != nil && s.best == key {
+			f.ctxBase++
+		} else if s == nil && b.prevKey == key {
+			// Nothing followed the previous call yet: it repeats.
+			f.ctxBase++
+		}
+	}
+	// File: the calls on a file, given none before (the first call).
+	if path != "" && b.havePrev {
+		f.fileN++
+		if top != nil && top.Path == path {
+			f.fileModel++
+		}
+		if top != nil && top.Fallback&predictor.FieldFile != 0 {
+			f.fileFallback++
+		}
+		if b.prevPath == path {
+			f.fileBase++
+		}
+	}
+	isData := tracefmt.IsData(e.Op)
+	// Size, given the file: the model's size for its likeliest call on the
+	// file against the size of the file's latest data call.
+	if isData && e.Size > 0 && path != "" && e.Offset != tracefmt.NoOffset {
+		f.sizeN++
+		if ev.model.NextSize(path) == e.Size {
+			f.sizeModel++
+		}
+		if last, ok := b.lastSize[path]; ok && last == e.Size {
+			f.sizeBase++
+		}
+		if top != nil && top.Path == path && top.Fallback&predictor.FieldSize != 0 {
+			f.sizeFallback++
+		}
+	}
+	// Delay: the first candidate's against the last gap.
+	if haveGap && top != nil {
+		f.delayN++
+		f.delayModel += abs(float64(top.Delay) - gapNs)
+		if b.haveGap {
+			f.delayBase += abs(b.lastGap - gapNs)
+		} else {
+			f.delayBase += gapNs
+		}
+		if top.Fallback&predictor.FieldDelay != 0 {
+			f.delayFallback++
+		}
+	}
+	if haveGap {
+		b.lastGap, b.haveGap = gapNs, true
+	}
+	// Update the baselines.
+	if b.havePrev {
+		s := b.succ[b.prevKey]
+		if s == nil {
+			s = &successors{counts: map[ctxKey]uint64{}}
+			b.succ[b.prevKey] = s
+		}
+		s.add(key)
+	}
+	if _, seen := b.succ[key]; !seen {
+		// A context seen for the first time: a possible end of start-up.
+		b.succ[key] = &successors{counts: map[ctxKey]uint64{}}
+		ev.snaps = append(ev.snaps, snapshot{step: ev.events, sums: *f, before: ev.stepStart})
+	}
+	b.prevKey, b.havePrev = key, true
+	if path != "" {
+		b.prevPath = path
+	}
+	if isData && path != "" && e.Offset != tracefmt.NoOffset {
+		b.lastSize[path] = e.Size
+	}
+}
+
+// scoreOffset adds one offset outcome given the file (model and contiguous).
+func (ev *Evaluator) scoreOffset(model, contiguous bool, fromBase bool) {
+	f := &ev.sums
+	f.offN++
+	if model {
+		f.offModel++
+	}
+	if contiguous {
+		f.offBase++
+	}
+	if fromBase {
+		f.offFallback++
+	}
+}
+
+// steady finds the steady phase: it starts after the last new context that
+// came before the last tenth of the steps, and ends before the first new
+// context after that (the shut-down's calls), or at the end. It is nil
+// when that leaves fewer than 20 steps or a tenth of the run. It returns
+// the sums before and at its end.
+func (ev *Evaluator) steady() (phase *SteadyPhase, start, end *fieldSums) {
+	n := ev.events
+	limit := n - n/10
+	var at *snapshot
+	last, stop := n, &ev.sums
+	for i := range ev.snaps {
+		sn := &ev.snaps[i]
+		if sn.step <= limit {
+			at = sn
+		} else {
+			last, stop = sn.step-1, &sn.before
+			break
+		}
+	}
+	if at == nil {
+		return nil, nil, nil
+	}
+	// Snapshots hold the sums up to and including their step.
+	steps := last - at.step
+	if steps < 20 || steps < n/10 {
+		return nil, nil, nil
+	}
+	return &SteadyPhase{
+		From:    at.step + 1,
+		Steps:   steps,
+		Context: (stop.ctxModel - at.sums.ctxModel) / float64(steps),
+		Paper:   (stop.paper - at.sums.paper) / float64(steps),
+	}, &at.sums, stop
+}
+
+// fieldScores reports the per-field comparison.
+func (ev *Evaluator) fieldScores() ([]FieldScore, *SteadyPhase) {
+	f := &ev.sums
+	steadyPhase, s, f2 := ev.steady()
+	share := func(a float64, n int) float64 { return ratio(a, n) }
+	out := []FieldScore{
+		{Field: "context", Metric: "first candidate right", HigherIsBetter: true, Scored: ev.events,
+			Model: share(f.ctxModel, ev.events), Baseline: "most frequent next context", BaselineValue: share(f.ctxBase, ev.events),
+			FromBaseline: share(float64(f.ctxFallback), ev.events)},
+		{Field: "file", Metric: "first candidate's file right", HigherIsBetter: true, Scored: f.fileN,
+			Model: share(f.fileModel, f.fileN), Baseline: "file of the previous call", BaselineValue: share(f.fileBase, f.fileN),
+			FromBaseline: share(float64(f.fileFallback), f.fileN)},
+		{Field: "offset", Metric: "exact, given the file", HigherIsBetter: true, Scored: f.offN,
+			Model: share(f.offModel, f.offN), Baseline: "contiguous", BaselineValue: share(f.offBase, f.offN),
+			FromBaseline: share(float64(f.offFallback), f.offN)},
+		{Field: "size", Metric: "exact, given the file", HigherIsBetter: true, Scored: f.sizeN,
+			Model: share(f.sizeModel, f.sizeN), Baseline: "the file's last size", BaselineValue: share(f.sizeBase, f.sizeN),
+			FromBaseline: share(float64(f.sizeFallback), f.sizeN)},
+		{Field: "delay", Metric: "mean |error| (s)", HigherIsBetter: false, Scored: f.delayN,
+			Model: share(f.delayModel, f.delayN) / 1e9, Baseline: "last inter-arrival", BaselineValue: share(f.delayBase, f.delayN) / 1e9,
+			FromBaseline: share(float64(f.delayFallback), f.delayN)},
+	}
+	if steadyPhase != nil {
+		steps := steadyPhase.Steps
+		f := f2
+		put := func(i int, model, base float64) {
+			out[i].Steady, out[i].SteadyBaseline = &model, &base
+		}
+		put(0, (f.ctxModel-s.ctxModel)/float64(steps), (f.ctxBase-s.ctxBase)/float64(steps))
+		if n := f.fileN - s.fileN; n > 0 {
+			put(1, (f.fileModel-s.fileModel)/float64(n), (f.fileBase-s.fileBase)/float64(n))
+		}
+		if n := f.offN - s.offN; n > 0 {
+			put(2, (f.offModel-s.offModel)/float64(n), (f.offBase-s.offBase)/float64(n))
+		}
+		if n := f.sizeN - s.sizeN; n > 0 {
+			put(3, (f.sizeModel-s.sizeModel)/float64(n), (f.sizeBase-s.sizeBase)/float64(n))
+		}
+		if n := f.delayN - s.delayN; n > 0 {
+			put(4, (f.delayModel-s.delayModel)/float64(n)/1e9, (f.delayBase-s.delayBase)/float64(n)/1e9)
+		}
+	}
+	return out, steadyPhase
+}

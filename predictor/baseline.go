@@ -1,0 +1,262 @@
+package predictor
+
+import (
+	"strings"
+	"time"
+
+	"iopred/tracefmt"
+)
+
+// Field names the parts of a Prediction. A Prediction's Fallback says which
+// of its fields came from a simple baseline rather than from the model's
+// own tables.
+//
+// The model's tables are right where the program repeats itself, but on
+// calls it has seen once or twice (start-up, a file read line by line
+// whose lengths vary) a rule a prefetcher already knows can be better: the
+// next call on a file starts where the last one ended, it has the size of
+// the last one, the gap before it is the last gap, the call that most
+// often followed the previous one comes next. For each field the model
+// keeps a small running score of its own tables against that baseline,
+// where the decision is made (after a context symbol, or on a transition
+// between two), and takes the baseline's answer while the baseline has
+// been right more often there.
+type Field uint8
+
+// The fields of a prediction a baseline can provide.
+const (
+	// FieldContext: the call is the one that most often followed the
+	// previous call (or the previous call again, when nothing followed it
+	// yet).
+	FieldContext Field = 1 << iota
+	// FieldFile: the file of the previous call.
+	FieldFile
+	// FieldOffset: where the previous data call on the file ended.
+	FieldOffset
+	// FieldSize: the size of the previous data call on the file.
+	FieldSize
+	// FieldDelay: the gap between the two previous calls.
+	FieldDelay
+)
+
+var fieldNames = [...]string{"context", "file", "offset", "size", "delay"}
+
+// String lists the fields joined by "+", or "" for none.
+func (f Field) String() string {
+	var parts []string
+	for i, n := range fieldNames {
+		if f&(1<<i) != 0 {
+			parts = append(parts, n)
+		}
+	}
+	return strings.Join(parts, "+")
+}
+
+// arbiter scores the model's tables against a baseline where one decision
+// is made. The counts are halved when they grow, so that the choice
+// follows a program whose behaviour changes, yet one lucky call does not
+// flip an established choice.
+type arbiter struct {
+	Model uint16 `msgpack:"m,omitempty"`
+	Base  uint16 `msgpack:"b,omitempty"`
+}
+
+// arbiterWindow is about how many recent outcomes an arbiter weighs.
+const arbiterWindow = 64
+
+// record adds one outcome: whether the model's tables and the baseline
+// predicted it right (for a measured field such as a delay, whether each
+// was strictly closer).
+func (a *arbiter) record(modelHit, baseHit bool) {
+	if modelHit == baseHit {
+		// Both right or both wrong tells nothing about which to trust.
+		return
+	}
+	if modelHit {
+		a.Model++
+	} else {
+		a.Base++
+	}
+	if a.Model+a.Base >= arbiterWindow {
+		a.Model, a.Base = a.Model/2, a.Base/2
+	}
+}
+
+// useBase tells whether the baseline has been right more often.
+func (a arbiter) useBase() bool { return a.Base > a.Model }
+
+// preferBase is useBase, and on a tie the baseline when the model's own
+// table is not sure of its answer (see offsetSure).
+func (a arbiter) preferBase(sure bool) bool {
+	return a.Base > a.Model || (a.Base == a.Model && !sure)
+}
+
+// offsetSure tells whether a transition's offset table is sure enough to
+// win a tie against contiguous access: it is certain, and it has either
+// only ever seen one move (a loop's fixed jump, right from its second
+// iteration) or been right at least once where contiguous access was not.
+func (t *transition) offsetSure(certain bool) bool {
+	return certain && (len(t.Offsets.Seq.Values) == 1 || t.OffArb.Model > 0)
+}
+
+// noteSuccessor records that symbol to followed symbol from, keeping
+// from's most frequent successor (the latest on ties) for the context
+// baseline. t is the transition from→to after its count was incremented.
+func (m *Model) noteSuccessor(from *symbol, to int, t *transition) {
+	if t.Count >= from.NextN {
+		from.Next, from.NextN = int32(to)+1, t.Count
+	}
+}
+
+// successor is the context baseline after symbol s: the symbol that most
+// often followed it, else s itself (a loop of one call is the commonest
+// I/O pattern).
+func (m *Model) successor(s int) int {
+	if n := int(m.syms[s].Next) - 1; n >= 0 && n < len(m.syms) {
+		return n
+	}
+	return s
+}
+
+// scoreBaselines updates the arbiters with the event that just came, before
+// the tables learn it: sym is its symbol, t the transition into it from
+// the previous symbol (nil for the first call of a lane), fs its file's
+// state (nil when it has none), gap the time since the previous call
+// ended.
+func (m *Model) scoreBaselines(s int, t *transition, fs *fileState, path string, gap int64, hasOffset bool, offset, size int64) {
+	if m.prev < 0 || m.opt.NoFallback {
+		return
+	}
+	from := m.syms[m.prev]
+	first, _, grammar := m.main.First()
+	if path != "" {
+		// The file of the call the model would have named first.
+		top := m.successor(m.prev)
+		if grammar && !from.CtxArb.useBase() && first.Symbol >= 0 && first.Symbol < len(m.syms) {
+			top = first.Symbol
+		}
+		m.topFile.record(m.fileAfter(top) == path, m.prevPath == path)
+	}
+	if grammar {
+		from.CtxArb.record(first.Symbol == s, m.successor(m.prev) == s)
+	}
+	if path != "" && (t == nil || t.Files.Counts == [3]uint64{}) {
+		// A transition not seen before: the model names the file its
+		// context touched last, the baseline the previous call's.
+		m.newTransFile.record(m.syms[s].LastPath == path, m.prevPath == path)
+	}
+	if t == nil {
+		return
+	}
+	if path != "" && t.Count > 0 {
+		modelPath := t.Files.predict(m.prevPath, m.syms[s].LastPath)
+		t.FileArb.record(modelPath == path, m.prevPath == path)
+	}
+	if t.Count > 0 && m.haveGap {
+		model := t.Gap.Weighted - float64(gap)
+		base := float64(m.lastGap - gap)
+		t.GapArb.record(abs(model) < abs(base), abs(base) < abs(model))
+	}
+	if hasOffset && fs != nil {
+		sym := m.syms[s]
+		if want, _, ok := sym.Sizes.next(0); ok && fs.hasSize {
+			if sym.Sizes.Over {
+				want = sym.overflowSize()
+			}
+			sym.SizeArb.record(want == size, fs.lastSize == size)
+		}
+		if t.Count > 0 {
+			// Only the table's certain answers are scored: an unsure one
+			// gives way to contiguous access on a tie anyway, and the
+			// misses of a table still learning its loop must not keep it
+			// from being trusted once it knows the loop.
+			if model, certain := t.Offsets.predict(fs.end, fs.fresh, 0); certain {
+				t.OffArb.record(model == offset, transform{}.apply(fs.end, fs.fresh) == offset)
+			}
+		}
+	}
+}
+
+// fileAfter is the file the tables name for symbol s following the
+// previous call, before the first-candidate arbiter (see walker.next).
+func (m *Model) fileAfter(s int) string {
+	sym := m.syms[s]
+	t := m.trans[transKey(m.prev, s)]
+	if t == nil || t.Files.Counts == [3]uint64{} {
+		if m.newTransFile.useBase() && m.prevPath != "" {
+			return m.prevPath
+		}
+		return sym.LastPath
+	}
+	if t.FileArb.useBase() && m.prevPath != "" {
+		return m.prevPath
+	}
+	return t.Files.predict(m.prevPath, sym.LastPath)
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// delayOf is the expected gap of transition t, or the last gap when the
+// baseline has been closer on it.
+func (m *Model) delayOf(t *transition, fallback *Field) float64 {
+	if !m.opt.NoFallback && t.GapArb.useBase() && m.haveGap {
+		*fallback |= FieldDelay
+		return float64(m.lastGap)
+	}
+	return t.Gap.Weighted
+}
+
+// lastGapDuration is the delay baseline as a Duration.
+func (m *Model) lastGapDuration() time.Duration {
+	if !m.haveGap {
+		return 0
+	}
+	return time.Duration(m.lastGap)
+}
+
+// NextSize predicts the size of the next data call on the file at path,
+// whichever call it is: the size of the most likely candidate on that
+// file when the grammar has one, else the size of the latest data call on
+// the file (0 when none is known). It is NextOffset's companion for
+// prefetchers that know which file they serve.
+func (m *Model) NextSize(path string) int64 {
+	best, found := 0.0, false
+	var size int64
+	if m.prev >= 0 {
+		for _, c := range m.Candidates() {
+			if c.Path == path && c.Offset != tracefmt.NoOffset && (!found || c.Probability > best) {
+				best, size, found = c.Probability, c.Size, true
+			}
+		}
+	}
+	fs := m.files[path]
+	if found {
+		return size
+	}
+	if fs != nil && fs.hasSize {
+		return fs.lastSize
+	}
+	return 0
+}
+
+// UseBaselines turns the baselines on (the default) or off, as
+// Options.NoFallback does; for a model from Load, whose options are those
+// it was saved with.
+func (m *Model) UseBaselines(on bool) { m.opt.NoFallback = !on }
+
+// rememberSize keeps the last size of a file being closed; past
+// Options.MaxOpenFiles remembered files, an arbitrary one is forgotten.
+func (m *Model) rememberSize(path string, size int64) {
+	if _, ok := m.closedSizes[path]; !ok && len(m.closedSizes) >= m.opt.MaxOpenFiles {
+		for p := range m.closedSizes {
+			delete(m.closedSizes, p)
+			break
+		}
+	}
+	m.closedSizes[path] = size
+}
