@@ -98,7 +98,7 @@ func (s *session) open(now time.Time) error {
 		base += ".r" + strconv.Itoa(*rank)
 	}
 	s.dir, s.host = dir, host
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, dirMode()); err != nil {
 		return fmt.Errorf("cannot create trace directory: %w", err)
 	}
 	// The same pid can write twice: after an exec of a traced program.
