@@ -152,6 +152,7 @@ func iopGoJobWrite(enteredNs, mergeNs C.longlong, received C.long) (ok C.int) {
 		return 0
 	}
 	sum := job.Summarize(part)
+	anonSummary(sum)
 	sum.Cost = &job.Cost{FinalizeNs: int64(C.iop_now()) - int64(enteredNs), MergeNs: int64(mergeNs), ReceivedBytes: int64(received)}
 	b, err := json.MarshalIndent(sum, "", " ")
 	if err == nil {

@@ -5,13 +5,18 @@
 package secure
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"iopred/tests/testenv"
+	"iopred/tracefmt"
+	"iopred/tracefmt/anonymize"
+	_ "iopred/tracefmt/spill" // a spill left over reads as a trace
 )
 
 const victimText = "the victim's own content\n"
@@ -150,5 +155,77 @@ func TestTraceAndSpillModes(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// With IOPRED_ANONYMIZE=1 no name reaches the trace directory: not the
+// paths, arguments, host or program in the traces (a forked child's
+// converted spill included), nor the traces' own names; the paths hash as
+// `iopred anonymize` hashes them under the same key, and the key file is
+// created 0600.
+func TestAnonymizeMode(t *testing.T) {
+	testenv.Library(t)
+	work := t.TempDir()
+	secretDir := filepath.Join(work, "alice-secret")
+	os.Mkdir(secretDir, 0o700)
+	in := filepath.Join(secretDir, "input.dat")
+	os.WriteFile(in, []byte("data\n"), 0o600)
+	traces := filepath.Join(work, "traces")
+	key := filepath.Join(work, "keys", "k")
+	host, _ := os.Hostname()
+	host, _, _ = strings.Cut(host, ".")
+	script := "(echo child > " + secretDir + "/from-child.txt); cp " + in + " " + secretDir + "/copy.dat; : --token=hunter2"
+	r := testenv.Traced(t, traces, []string{"IOPRED_ANONYMIZE=1", anonymize.KeyEnv + "=" + key}, work, "sh", "-c", script)
+	if r.Code != 0 {
+		t.Fatalf("exit %d: %s", r.Code, r.Stderr)
+	}
+	if m := mode(t, key); m != 0o600 {
+		t.Errorf("key mode %03o", m)
+	}
+	k, err := anonymize.LoadKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := anonymize.New(k)
+	names, err := tracefmt.Discover(traces)
+	if err != nil || len(names) < 3 { // sh, its subshell, cp
+		t.Fatalf("traces %v (%v)", names, err)
+	}
+	var paths []string
+	for _, name := range names {
+		base := filepath.Base(name)
+		if strings.Contains(base, "sh.") || strings.HasPrefix(base, "cp.") || strings.Contains(base, "."+host+".") {
+			t.Errorf("trace name %s shows the program or host", base)
+		}
+		s, err := tracefmt.Open(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h := s.Header(); h.Host == host || strings.HasSuffix(h.Program, "sh") || strings.HasSuffix(h.Program, "cp") {
+			t.Errorf("%s: header names host %s, program %s", base, h.Host, h.Program)
+		}
+		b, _ := json.Marshal(s.Header())
+		text := string(b)
+		s.Each(func(rec tracefmt.Record) error {
+			b, _ := json.Marshal(rec)
+			text += string(b)
+			if rec.File != nil {
+				paths = append(paths, rec.File.Path)
+			}
+			return nil
+		})
+		s.Close()
+		// Function names stay (__libc_start_main, cp's copy_reg): they name
+		// code; the modules' paths go.
+		for _, secret := range []string{"alice-secret", "hunter2", "input.dat", "copy.dat", "from-child", "." + host + ".", "/bin/", "libc.so"} {
+			if strings.Contains(text, secret) {
+				t.Errorf("%s holds %q", base, secret)
+			}
+		}
+	}
+	for _, want := range []string{in, secretDir + "/copy.dat", secretDir + "/from-child.txt"} {
+		if !slices.Contains(paths, a.Path(want)) {
+			t.Errorf("no file %s (hashed %s) among %v", want, a.Path(want), paths)
+		}
 	}
 }

@@ -36,6 +36,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"iopred/analyzer/pathfilter"
 	"iopred/internal/safefile"
@@ -68,12 +69,24 @@ func DefaultKeyPath() (string, error) {
 // key, its directory 0700) if it does not exist. Of processes that create
 // it at once (the ranks of a job), one writes it and all read that one.
 func LoadKey(path string) ([]byte, error) {
-	return LoadKeyWith(path, safefile.Options{})
+	return LoadKeyWith(path, KeyIO{})
 }
 
-// LoadKeyWith is LoadKey with the options of the file's creation.
-func LoadKeyWith(path string, opt safefile.Options) ([]byte, error) {
-	key, err := readKey(path)
+// KeyIO says how a key file is read and created: the preloaded library
+// does both through descriptors out of the traced program's way.
+type KeyIO struct {
+	Create safefile.Options
+	// Read reads a whole file; nil means os.ReadFile.
+	Read func(path string) ([]byte, error)
+}
+
+// LoadKeyWith is LoadKey with the key file's I/O.
+func LoadKeyWith(path string, kio KeyIO) ([]byte, error) {
+	read := kio.Read
+	if read == nil {
+		read = os.ReadFile
+	}
+	key, err := readKey(path, read)
 	if !errors.Is(err, fs.ErrNotExist) {
 		return key, err
 	}
@@ -82,14 +95,14 @@ func LoadKeyWith(path string, opt safefile.Options) ([]byte, error) {
 	}
 	fresh := make([]byte, KeyBytes)
 	rand.Read(fresh)
-	err = safefile.WriteNew(path, []byte(hex.EncodeToString(fresh)+"\n"), 0o600, opt)
+	err = safefile.WriteNew(path, []byte(hex.EncodeToString(fresh)+"\n"), 0o600, kio.Create)
 	if err != nil && !errors.Is(err, fs.ErrExist) {
 		return nil, fmt.Errorf("anonymization key: %w", err)
 	}
-	return readKey(path)
+	return readKey(path, read)
 }
 
-func readKey(path string) ([]byte, error) {
+func readKey(path string, read func(string) ([]byte, error)) ([]byte, error) {
 	st, err := os.Lstat(path)
 	if err != nil {
 		return nil, err
@@ -97,7 +110,7 @@ func readKey(path string) ([]byte, error) {
 	if !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("anonymization key %s: not a regular file", path)
 	}
-	b, err := os.ReadFile(path)
+	b, err := read(path)
 	if err != nil {
 		return nil, fmt.Errorf("anonymization key: %w", err)
 	}
@@ -109,10 +122,10 @@ func readKey(path string) ([]byte, error) {
 	return key, nil
 }
 
-// Anonymizer hashes names under one key. It is not safe for concurrent
-// use.
+// Anonymizer hashes names under one key. It is safe for concurrent use.
 type Anonymizer struct {
 	key    []byte
+	mu     sync.Mutex
 	cache  map[string]string
 	filter *pathfilter.Filter
 	globs  [][]string // the literal pieces of the filter's name patterns
@@ -140,6 +153,8 @@ func (a *Anonymizer) Token(s string) string {
 	if s == "" {
 		return ""
 	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	if h, ok := a.cache[s]; ok {
 		return h
 	}
