@@ -3,7 +3,6 @@ package serverlog
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -422,14 +421,3 @@ func writeFileSync(path string, b []byte) error {
 	return safefile.WriteFileWith(path, b, 0o666, safefile.Options{Sync: true})
 }
 
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
-		return err
-	}
-	return nil
-}
