@@ -90,3 +90,26 @@ func TestOutputsIgnorePlantedLinks(t *testing.T) {
 		})
 	}
 }
+
+// A password given in a mysql:// address shows in no message of the
+// commands that read LMT databases, even when the connection fails.
+func TestNoPasswordInMessages(t *testing.T) {
+	const pw = "hunter2pw"
+	dsn := "mysql://lmt:" + pw + "@127.0.0.1:1/lmt"
+	dir := t.TempDir()
+	t.Setenv("HOME", dir) // no ~/.my.cnf of this machine's
+	for _, args := range [][]string{
+		{"serverlog", "import", dsn, "--into", filepath.Join(dir, "store")},
+		{"serverlog", "info", dsn},
+		{"aid", "learn", "--lmt", dsn, "--jobs", filepath.Join(dir, "none.txt"), "--kb", filepath.Join(dir, "kb")},
+		{"aid", "learn", "--lmt", dsn, "--store", filepath.Join(dir, "store"), "--kb", filepath.Join(dir, "kb")},
+	} {
+		code, stdout, stderr := run(args...)
+		if code == 0 {
+			t.Errorf("%v: exit 0 without a server", args)
+		}
+		if strings.Contains(stdout+stderr, pw) {
+			t.Errorf("%v shows the password:\n%s%s", args[:2], stdout, stderr)
+		}
+	}
+}
