@@ -420,4 +420,3 @@ func (w *storeWriter) writeIndex() error {
 func writeFileSync(path string, b []byte) error {
 	return safefile.WriteFileWith(path, b, 0o666, safefile.Options{Sync: true})
 }
-
