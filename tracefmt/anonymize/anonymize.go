@@ -202,38 +202,87 @@ func (a *Anonymizer) component(c string) string {
 	if c == "" {
 		return lead
 	}
+	stem, ext := c, ""
 	if i := strings.LastIndexByte(c, '.'); i > 0 && isExtension(c[i+1:]) {
-		return lead + a.Token(c[:i]) + "." + c[i+1:]
+		stem, ext = c[:i], c[i:]
 	}
-	return lead + a.Token(c)
+	out := lead + a.Token(stem) + ext
+	// A hash must not make a name the analyses leave out: hash again,
+	// deterministically, in the rare case it would.
+	for salt := "\x00"; a.matchesRule(out); salt += "\x00" {
+		out = lead + a.Token(stem+salt) + ext
+	}
+	return out
 }
 
 // keepLiterals matches c against a pattern's literal pieces (the parts
-// between its *s); on a match the pieces stay and what the *s matched is
-// hashed.
+// between its *s, which may overlap as the rules' own tests do: ".*.shfp.*"
+// matches ".shfp.1"); on a match the bytes the pieces cover stay and each
+// run of other bytes is hashed.
 func (a *Anonymizer) keepLiterals(c string, lits []string) (string, bool) {
-	if len(lits) < 2 {
-		return "", false // no *: not a pattern of names
-	}
-	first, last := lits[0], lits[len(lits)-1]
-	if len(c) < len(first)+len(last) || !strings.HasPrefix(c, first) || !strings.HasSuffix(c, last) {
+	keep, ok := globCover(c, lits)
+	if !ok {
 		return "", false
 	}
-	rest := c[len(first) : len(c)-len(last)]
 	var b strings.Builder
-	b.WriteString(first)
-	for _, lit := range lits[1 : len(lits)-1] {
-		j := strings.Index(rest, lit)
-		if j < 0 {
-			return "", false
+	for i := 0; i < len(c); {
+		j := i
+		for j < len(c) && keep[j] == keep[i] {
+			j++
 		}
-		b.WriteString(a.Token(rest[:j]))
-		b.WriteString(lit)
-		rest = rest[j+len(lit):]
+		if keep[i] {
+			b.WriteString(c[i:j])
+		} else {
+			b.WriteString(a.Token(c[i:j]))
+		}
+		i = j
 	}
-	b.WriteString(a.Token(rest))
-	b.WriteString(last)
 	return b.String(), true
+}
+
+// globCover tells whether c matches the pattern whose literal pieces are
+// lits (a prefix, pieces contained in order, a suffix), and which bytes
+// the pieces cover.
+func globCover(c string, lits []string) ([]bool, bool) {
+	if len(lits) < 2 {
+		return nil, false // no *: not a pattern of names
+	}
+	first, last := lits[0], lits[len(lits)-1]
+	if !strings.HasPrefix(c, first) || !strings.HasSuffix(c, last) {
+		return nil, false
+	}
+	keep := make([]bool, len(c))
+	mark := func(at, n int) {
+		for k := at; k < at+n; k++ {
+			keep[k] = true
+		}
+	}
+	mark(0, len(first))
+	from := 0
+	for _, lit := range lits[1 : len(lits)-1] {
+		j := strings.Index(c[from:], lit)
+		if j < 0 {
+			return nil, false
+		}
+		mark(from+j, len(lit))
+		from += j + len(lit)
+	}
+	if len(c)-len(last) < 0 {
+		return nil, false
+	}
+	mark(len(c)-len(last), len(last))
+	return keep, true
+}
+
+// matchesRule tells whether a hashed name would pass for one of the MPI
+// runtime's (".pmix" + a hash that happens to start so).
+func (a *Anonymizer) matchesRule(c string) bool {
+	for _, g := range a.globs {
+		if _, ok := globCover(c, g); ok {
+			return true
+		}
+	}
+	return false
 }
 
 func isExtension(s string) bool {

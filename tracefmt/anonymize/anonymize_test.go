@@ -24,6 +24,7 @@ func TestPath(t *testing.T) {
 		{"/home/alice/.bashrc", "/" + h("home") + "/" + h("alice") + "/." + h("bashrc")},
 		{"/usr/lib/libc.so.6", "/usr/" + h("lib") + "/" + h("libc.so") + ".6"},
 		{"/tmp/ompi.node7.1000/jf.0/vader_segment.node7.3", "/" + h("tmp") + "/ompi." + h("node7.1000") + "/" + h("jf") + ".0/vader_segment." + h("node7.3")},
+		{"/tmp/.shfp.1", "/" + h("tmp") + "/.shfp." + h("1")},
 		{"/scratch/ckpt.locktest.3", "/" + h("scratch") + "/" + h("ckpt") + ".locktest." + h("3")},
 		{"/data/run.dat.extension9", "/" + h("data") + "/" + h("run.dat.extension9")},
 		{"", ""},
@@ -120,4 +121,25 @@ func TestLoadKey(t *testing.T) {
 	if _, err := LoadKey(short); err == nil {
 		t.Error("a 2-byte key accepted")
 	}
+}
+
+// FuzzPath: any path keeps its separators and the analyses' decision to
+// leave it out, and hashes the same twice.
+func FuzzPath(f *testing.F) {
+	for _, p := range []string{"/home/a/b.h5", "/tmp/.shfp.1", "/x/.out.shfp.2", "rel/ompi.x/y", "/etc", "a//b/./..", "/dev/shm/ucx_shm_posix_1", ".pmixfoo/x"} {
+		f.Add(p)
+	}
+	a := New(testKey)
+	filter := pathfilter.Default()
+	f.Fuzz(func(t *testing.T, p string) {
+		got := a.Path(p)
+		if strings.Count(got, "/") != strings.Count(p, "/") || got != a.Path(p) {
+			t.Fatalf("%q -> %q", p, got)
+		}
+		r1, ok1 := filter.Match(p)
+		r2, ok2 := filter.Match(got)
+		if ok1 != ok2 || r1.Kind != r2.Kind {
+			t.Fatalf("%q (%q): excluded %v %v before, %v %v after", p, got, ok1, r1.Pattern, ok2, r2.Pattern)
+		}
+	})
 }
