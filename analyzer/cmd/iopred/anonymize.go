@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"iopred/analyzer/job"
 	"iopred/internal/safefile"
 	"iopred/tracefmt"
 	"iopred/tracefmt/anonymize"
@@ -71,6 +72,15 @@ func runAnonymize(args []string, stdout, stderr io.Writer) error {
 		if dest != "" {
 			fmt.Fprintf(stdout, "%s: %d events\n", dest, events)
 		}
+	}
+	var summaries int
+	for _, in := range rest {
+		if m, _ := filepath.Glob(filepath.Join(in, "*"+job.FileSuffix)); len(m) > 0 {
+			summaries += len(m)
+		}
+	}
+	if summaries > 0 {
+		fmt.Fprintf(stderr, "iopred anonymize: %d job summaries (*%s) not copied: iopred summary computes the same job view from the anonymized traces\n", summaries, job.FileSuffix)
 	}
 	fmt.Fprintf(stderr, "key: %s\n", keyPath)
 	return errors.Join(errs...)
