@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -72,6 +73,9 @@ func (s *session) convertSpill(path string, data []byte) error {
 		return syscall.Unlink(path)
 	}
 	base := strings.TrimSuffix(filepath.Base(path), spill.Suffix)
+	if anon != nil {
+		base = anon.TraceName(base, tracefmt.Header{Program: sp.Header.Program, Host: sp.Header.Host})
+	}
 	var f *traceFile
 	var err error
 	for i := 0; i < 100; i++ {
@@ -87,11 +91,20 @@ func (s *session) convertSpill(path string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	err = spill.Convert(sp, f, spill.Options{
+	opts := spill.Options{
 		Symbolize: func(pc uint64) tracefmt.Frame { return s.sym.frame(uintptr(pc)) },
 		Args:      os.Args,
 		Library:   "iopred " + Version,
-	})
+	}
+	if anon == nil {
+		err = spill.Convert(sp, f, opts)
+	} else {
+		// The names are hashed on a second pass: a child's spill is small.
+		var plain bytes.Buffer
+		if err = spill.Convert(sp, &plain, opts); err == nil {
+			err = anonCopy(f, plain.Bytes(), path)
+		}
+	}
 	syscall.Close(f.fd)
 	if err != nil {
 		// A trace cut short (the directory is full) must not stand beside

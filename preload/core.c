@@ -260,6 +260,12 @@ static void iop_read_config(void) {
   iop_cfg.ctx_depth = (int)iop_env_long("IOPRED_CONTEXT_DEPTH", 16, 0, 64);
   iop_cfg.flush_bytes = iop_env_long("IOPRED_FLUSH_BYTES", 1 << 20, 4096, 1L << 30);
   iop_cfg.flush_ms = iop_env_long("IOPRED_FLUSH_MS", 1000, 10, 3600 * 1000);
+  /* A trace holds the command line, the host and every path the program
+   * touched: private by default, readable by the group when the site or
+   * the user says so (Darshan's group-readable logs). */
+  int group = (int)iop_env_long("IOPRED_GROUP_READABLE", IOP_GROUP_READABLE_DEFAULT, 0, 1);
+  iop_cfg.file_mode = group ? 0640 : 0600;
+  iop_cfg.dir_mode = group ? 0750 : 0700;
   /* The trace directory is fixed at start, before the program can chdir. */
   const char *dir = getenv("IOPRED_DIR");
   size_t cap = sizeof iop_cfg.dir;

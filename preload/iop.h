@@ -16,6 +16,12 @@
 #include <sys/types.h>
 
 #define IOP_HIDDEN __attribute__((visibility("hidden")))
+/* A site makes traces group-readable by default by building with
+ * CGO_CFLAGS=-DIOP_GROUP_READABLE_DEFAULT=1; IOPRED_GROUP_READABLE still
+ * decides per run. */
+#ifndef IOP_GROUP_READABLE_DEFAULT
+#define IOP_GROUP_READABLE_DEFAULT 0
+#endif
 #define IOP_EXPORT __attribute__((visibility("default")))
 #define IOP_LIKELY(x) __builtin_expect(!!(x), 1)
 #define IOP_UNLIKELY(x) __builtin_expect(!!(x), 0)
@@ -90,6 +96,8 @@ struct iop_config {
   long flush_bytes;
   long flush_ms;
   int trace_fd_min; /* where the trace's descriptor goes: out of the program's way */
+  int file_mode;    /* of traces, spills, models, job summaries: 0600, 0640 with IOPRED_GROUP_READABLE=1 */
+  int dir_mode;     /* of the directories the library creates: 0700, 0750 */
   char dir[4096];
 };
 extern IOP_HIDDEN struct iop_config iop_cfg;

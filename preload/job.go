@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"syscall"
 	"unsafe"
 
 	"iopred/analyzer/job"
@@ -153,6 +152,7 @@ func iopGoJobWrite(enteredNs, mergeNs C.longlong, received C.long) (ok C.int) {
 		return 0
 	}
 	sum := job.Summarize(part)
+	anonSummary(sum)
 	sum.Cost = &job.Cost{FinalizeNs: int64(C.iop_now()) - int64(enteredNs), MergeNs: int64(mergeNs), ReceivedBytes: int64(received)}
 	b, err := json.MarshalIndent(sum, "", " ")
 	if err == nil {
@@ -163,29 +163,6 @@ func iopGoJobWrite(enteredNs, mergeNs C.longlong, received C.long) (ok C.int) {
 		return 0
 	}
 	return 1
-}
-
-// writePrivate writes a whole file through a descriptor of iopred's own,
-// under a temporary name renamed into place, so that no reader sees it
-// half written.
-func writePrivate(path string, b []byte) error {
-	tmp := fmt.Sprintf("%s.%d.tmp", path, os.Getpid())
-	fd, err := openPrivate(tmp, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_TRUNC, 0o644)
-	if err != nil {
-		return &os.PathError{Op: "create", Path: tmp, Err: err}
-	}
-	f := os.NewFile(uintptr(fd), tmp)
-	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-	}
-	return err
 }
 
 // debugf reports iopred's internal trouble when IOPRED_DEBUG=1.

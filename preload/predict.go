@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
-	"syscall"
 	"unsafe"
 
 	"iopred/predictor"
@@ -97,24 +96,10 @@ func saveModel() error {
 	if err := model.Save(&buf); err != nil {
 		return err
 	}
-	tmp := fmt.Sprintf("%s.%d.tmp", p, os.Getpid())
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(p), dirMode()); err != nil {
 		return err
 	}
-	fd, err := openPrivate(tmp, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_TRUNC, 0o644)
-	if err != nil {
-		return &os.PathError{Op: "create", Path: tmp, Err: err}
-	}
-	f := os.NewFile(uintptr(fd), tmp)
-	_, err = f.Write(buf.Bytes())
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return os.Rename(tmp, p)
+	return writePrivate(p, buf.Bytes())
 }
 
 // readPrivate reads a whole file through a descriptor of iopred's own.

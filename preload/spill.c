@@ -189,10 +189,10 @@ static int spill_create(void) {
       snprintf(path, sizeof path, "%s/%s.%s.%d.iopspill", iop_cfg.dir, base, u.nodename, pid);
     else
       snprintf(path, sizeof path, "%s/%s.%s.%d.%d.iopspill", iop_cfg.dir, base, u.nodename, pid, i);
-    fd = iop_open_private(path, O_RDWR | O_CREAT | O_EXCL, 0644);
+    fd = iop_open_private(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW, iop_cfg.file_mode);
     if (fd == -ENOENT) {
-      syscall(SYS_mkdir, iop_cfg.dir, 0755);
-      fd = iop_open_private(path, O_RDWR | O_CREAT | O_EXCL, 0644);
+      syscall(SYS_mkdir, iop_cfg.dir, iop_cfg.dir_mode);
+      fd = iop_open_private(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW, iop_cfg.file_mode);
     }
     if (fd < 0 && fd != -EEXIST) return 0;
   }

@@ -91,14 +91,20 @@ func (s *session) open(now time.Time) error {
 		host = host[:i]
 	}
 	rank := rankFromEnv()
+	if err := startAnonymizing(); err != nil {
+		return err
+	}
 	// Concatenation rather than fmt: fmt's first use costs a short-lived
 	// process more than the name is worth.
 	base := filepath.Base(exe) + "." + host + "." + strconv.Itoa(os.Getpid())
+	if anon != nil {
+		base = anon.Token(filepath.Base(exe)) + "." + anon.Token(host) + "." + strconv.Itoa(os.Getpid())
+	}
 	if rank != nil {
 		base += ".r" + strconv.Itoa(*rank)
 	}
 	s.dir, s.host = dir, host
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, dirMode()); err != nil {
 		return fmt.Errorf("cannot create trace directory: %w", err)
 	}
 	// The same pid can write twice: after an exec of a traced program.
@@ -131,7 +137,7 @@ func (s *session) open(now time.Time) error {
 		ContextDepth: int(C.iop_cfg.ctx_depth),
 		Library:      "iopred " + Version,
 	}
-	w, err := tracefmt.NewWriter(f, hdr, tracefmt.WriterOptions{
+	w, err := tracefmt.NewWriter(f, anonHeader(hdr), tracefmt.WriterOptions{
 		FrameBytes: int(C.iop_cfg.flush_bytes),
 		FrameAge:   time.Duration(C.iop_cfg.flush_ms) * time.Millisecond,
 	})
@@ -195,7 +201,7 @@ func (s *session) write(c *batchEvent) error {
 		path, known = s.files[file]
 		if file != 0 && !known {
 			path = C.GoString(C.iop_file_path(C.uint32_t(file)))
-			if err := s.w.File(tracefmt.File{ID: file, Path: path}); err != nil {
+			if err := s.w.File(tracefmt.File{ID: file, Path: anonPath(path)}); err != nil {
 				return err
 			}
 			s.files[file] = path
@@ -211,7 +217,7 @@ func (s *session) write(c *batchEvent) error {
 		var ok bool
 		if ctx, ok = s.ctxs[slot]; !ok {
 			def := s.context(slot)
-			if err := s.w.Context(def); err != nil {
+			if err := s.w.Context(anonContext(def)); err != nil {
 				return err
 			}
 			ctx = def.ID

@@ -12,6 +12,8 @@ import (
 	"os"
 	"syscall"
 	"unsafe"
+
+	"iopred/internal/safefile"
 )
 
 // traceFile is the trace's descriptor, kept out of the application's way:
@@ -26,7 +28,7 @@ type traceFile struct {
 }
 
 func createTraceFile(path string) (*traceFile, error) {
-	fd, err := openPrivate(path, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_EXCL, 0o644)
+	fd, err := openPrivate(path, safefile.NewFlags, fileMode())
 	if err != nil {
 		return nil, &os.PathError{Op: "create", Path: path, Err: err}
 	}
@@ -45,6 +47,30 @@ func openPrivate(path string, flags, mode int) (int, error) {
 		return -1, syscall.Errno(-fd)
 	}
 	return fd, nil
+}
+
+// fileMode is the mode of every file the library writes (traces, models,
+// job summaries): 0600, or 0640 with IOPRED_GROUP_READABLE=1.
+func fileMode() int { return int(C.iop_cfg.file_mode) }
+
+// dirMode is the mode of the directories the library creates.
+func dirMode() os.FileMode { return os.FileMode(C.iop_cfg.dir_mode) }
+
+// privateOpen is openPrivate for safefile: the temporary files of models and
+// job summaries stay out of the program's descriptor numbers too.
+func privateOpen(name string, flag int, perm os.FileMode) (*os.File, error) {
+	fd, err := openPrivate(name, flag, int(perm.Perm()))
+	if err != nil {
+		return nil, &os.PathError{Op: "create", Path: name, Err: err}
+	}
+	return os.NewFile(uintptr(fd), name), nil
+}
+
+// writePrivate writes a whole file through descriptors of iopred's own,
+// never through a link planted at its name or its temporary name, so that
+// no reader sees it half written.
+func writePrivate(path string, b []byte) error {
+	return safefile.WriteFileWith(path, b, os.FileMode(fileMode()), safefile.Options{Open: privateOpen})
 }
 
 // openPrivateFile is openPrivate for reading, as an *os.File.
@@ -73,8 +99,17 @@ func (t *traceFile) ensure() error {
 		return nil
 	}
 	// The program closed or replaced our descriptor: it is not ours to
-	// close any more; open the trace again.
-	fd, err := openPrivate(t.path, syscall.O_WRONLY|syscall.O_APPEND, 0)
+	// close any more; open the trace again, but never through a link or
+	// into a file that is not the user's own.
+	fd, err := openPrivate(t.path, syscall.O_WRONLY|syscall.O_APPEND|syscall.O_NOFOLLOW, 0)
+	if err == nil {
+		if err = syscall.Fstat(fd, &st); err == nil && (st.Mode&syscall.S_IFMT != syscall.S_IFREG || int(st.Uid) != os.Geteuid()) {
+			err = errors.New("not a regular file of this user")
+		}
+		if err != nil {
+			syscall.Close(fd)
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("trace %s lost and cannot be reopened: %w", t.path, err)
 	}

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"iopred/internal/safefile"
 )
 
 // The knowledge base is a directory:
@@ -254,7 +256,7 @@ func (kb *KB) commit(gen int64, st *State, k *Knowledge, now time.Time) error {
 		beforeManifest()
 	}
 	mb, _ := json.MarshalIndent(m, "", " ")
-	if err := replaceFile(filepath.Join(kb.Dir, manifestName), mb); err != nil {
+	if err := writeSync(filepath.Join(kb.Dir, manifestName), mb); err != nil {
 		return err
 	}
 	if err := syncDir(kb.Dir); err != nil {
@@ -301,7 +303,7 @@ const lockName = "lock"
 
 // lock takes the knowledge base's update lock (one learn at a time).
 func lock(dir string) (func(), error) {
-	f, err := os.OpenFile(filepath.Join(dir, lockName), os.O_CREATE|os.O_RDWR, 0o644)
+	f, err := safefile.OpenLock(filepath.Join(dir, lockName), 0o666)
 	if err != nil {
 		return nil, err
 	}
@@ -312,24 +314,10 @@ func lock(dir string) (func(), error) {
 	return func() { f.Close() }, nil
 }
 
+// writeSync writes a knowledge base file whole, synced, under a temporary
+// name renamed into place: never through a link planted at its name.
 func writeSync(path string, b []byte) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	return errors.Join(err, f.Close())
-}
-
-func replaceFile(path string, b []byte) error {
-	tmp := filepath.Join(filepath.Dir(path), ".tmp."+filepath.Base(path))
-	if err := writeSync(tmp, b); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return safefile.WriteFileWith(path, b, 0o666, safefile.Options{Sync: true})
 }
 
 func syncDir(dir string) error {

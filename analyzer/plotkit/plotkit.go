@@ -11,7 +11,6 @@ import (
 	"image/color"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -24,6 +23,8 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
+
+	"iopred/internal/safefile"
 )
 
 // Colours of the series, in the order a figure uses them (a palette that
@@ -467,7 +468,7 @@ func (f *Figure) WriteFile(path string) error {
 	default:
 		return fmt.Errorf("%s: unknown figure format %q (want .svg or .png)", path, ext)
 	}
-	return os.WriteFile(path, buf.Bytes(), 0o644)
+	return safefile.WriteFile(path, buf.Bytes(), 0o666)
 }
 
 var (

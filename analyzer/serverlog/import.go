@@ -3,7 +3,6 @@ package serverlog
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -12,6 +11,8 @@ import (
 	"sort"
 	"syscall"
 	"time"
+
+	"iopred/internal/safefile"
 )
 
 // ImportOptions tune Import.
@@ -95,7 +96,7 @@ func openWriter(dir string) (*storeWriter, func(), error) {
 
 // lockStore keeps two imports from writing one store at once.
 func lockStore(dir string) (func(), error) {
-	f, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	f, err := safefile.OpenLock(filepath.Join(dir, ".lock"), 0o666)
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +130,12 @@ func (w *storeWriter) cleanup() error {
 			os.Remove(filepath.Join(w.dir, daysDir, e.Name()))
 		}
 	}
-	os.Remove(filepath.Join(w.dir, indexName+".tmp"))
+	os.Remove(filepath.Join(w.dir, indexName+".tmp")) // as stores before safefile named it
+	if old, err := filepath.Glob(filepath.Join(w.dir, safefile.TempPrefix+indexName+".*")); err == nil {
+		for _, p := range old {
+			os.Remove(p)
+		}
+	}
 	return nil
 }
 
@@ -406,49 +412,11 @@ func (w *storeWriter) writeIndex() error {
 	if err != nil {
 		return err
 	}
-	tmp := filepath.Join(w.dir, indexName+".tmp")
-	if err := writeFileSync(tmp, append(b, '\n')); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, filepath.Join(w.dir, indexName)); err != nil {
-		return err
-	}
-	return syncDir(w.dir)
+	return writeFileSync(filepath.Join(w.dir, indexName), append(b, '\n'))
 }
 
 // writeFileSync writes a file under a temporary name, syncs it and
 // renames it into place.
 func writeFileSync(path string, b []byte) error {
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	return syncDir(filepath.Dir(path))
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
-		return err
-	}
-	return nil
+	return safefile.WriteFileWith(path, b, 0o666, safefile.Options{Sync: true})
 }

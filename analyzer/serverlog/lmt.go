@@ -21,14 +21,17 @@ import (
 // (TS_ID, TIMESTAMP), OST_INFO (OST_ID, OST_NAME) and OST_DATA (OST_ID,
 // TS_ID, READ_BYTES, WRITE_BYTES: cumulative counters) tables. src is a
 // SQLite file, or a live MySQL/MariaDB database given as
-// mysql://USER[:PASS]@HOST[:PORT]/DB, mysql://USER[:PASS]@unix(/path/to.sock)/DB
-// or mysql://USER[:PASS]@localhost/DB?socket=/path/to.sock.
+// mysql://[USER[:PASS]@]HOST[:PORT]/DB, mysql://[USER[:PASS]@]unix(/path/to.sock)/DB
+// or mysql://[USER[:PASS]@]localhost/DB?socket=/path/to.sock; what the
+// address leaves out (the password above all, which ps would show) comes
+// from MariaDB's option files and MYSQL_PWD, as for MariaDB's own clients
+// (opts.MySQLDefaultsFile, readClientOptions).
 //
 // TIMESTAMP is read in opts.TZ (LMT writes the server's local time). The
 // timestamps are read once; OST_DATA is read by time window, one indexed
 // query per OST, so that a month-long database is never held in memory.
 func OpenLMT(src string, opts Options) (Source, error) {
-	db, name, err := openLMTDB(src)
+	db, name, err := openLMTDB(src, &opts)
 	if err != nil {
 		return nil, err
 	}
@@ -44,10 +47,21 @@ func OpenLMT(src string, opts Options) (Source, error) {
 // file.
 func IsMySQL(src string) bool { return strings.HasPrefix(src, "mysql://") }
 
-func openLMTDB(src string) (*sql.DB, string, error) {
+func openLMTDB(src string, opts *Options) (*sql.DB, string, error) {
 	if IsMySQL(src) {
-		cfg, name, err := parseMySQL(src)
+		cfg, name, g, err := parseMySQLURL(src)
 		if err != nil {
+			return nil, name, err
+		}
+		warn := opts.warnings()
+		if g.password {
+			fmt.Fprintf(warn, "iopred: warning: %s: a password in the address shows in ps and in shell history; give it in MYSQL_PWD, ~/.my.cnf or --defaults-file instead\n", name)
+		}
+		copts, err := readClientOptions(opts.MySQLDefaultsFile, warn)
+		if err != nil {
+			return nil, name, err
+		}
+		if err := applyClientDefaults(cfg, g, copts); err != nil {
 			return nil, name, err
 		}
 		conn, err := mysql.NewConnector(cfg)
@@ -85,38 +99,62 @@ func sqliteURI(path string, readOnly bool) string {
 // parseMySQL reads a mysql:// address. The name it returns, for errors,
 // leaves the password out.
 func parseMySQL(src string) (*mysql.Config, string, error) {
+	cfg, name, _, err := parseMySQLURL(src)
+	return cfg, name, err
+}
+
+// parseMySQLURL is parseMySQL that also says which parts the address
+// named, for the option files to fill in the others.
+func parseMySQLURL(src string) (*mysql.Config, string, given, error) {
+	cfg, name, g, err := parseMySQLParts(src)
+	if err != nil && strings.Contains(err.Error(), "://") {
+		// Errors name the address without its password.
+		err = fmt.Errorf("%s", strings.Replace(err.Error(), src, name, 1))
+	}
+	return cfg, name, g, err
+}
+
+func parseMySQLParts(src string) (*mysql.Config, string, given, error) {
+	var g given
 	rest := strings.TrimPrefix(src, "mysql://")
 	cfg := mysql.NewConfig()
 	at := strings.LastIndex(rest, "@")
-	if at < 0 {
-		return nil, "mysql://" + rest, fmt.Errorf("%s: want mysql://USER[:PASS]@HOST[:PORT]/DB", src)
+	user, hostDB := "", rest
+	if at >= 0 {
+		user, hostDB = rest[:at], rest[at+1:]
+		g.user = user != "" && user[0] != ':' // "mysql://:PASS@HOST/DB" names no user
 	}
-	user, hostDB := rest[:at], rest[at+1:]
 	if u, p, ok := strings.Cut(user, ":"); ok {
+		g.password = true
 		user = u
 		pass, err := url.PathUnescape(p)
 		if err != nil {
-			return nil, "mysql://" + u + "@" + hostDB, fmt.Errorf("mysql://%s@%s: password: %v", u, hostDB, err)
+			return nil, "mysql://" + u + "@" + hostDB, g, fmt.Errorf("mysql://%s@%s: the password is not URL-escaped", u, hostDB)
 		}
 		cfg.Passwd = pass
 	}
-	name := "mysql://" + user + "@" + hostDB
-	u, err := url.PathUnescape(user)
-	if err != nil || u == "" {
-		return nil, name, fmt.Errorf("%s: no user", name)
+	name := "mysql://" + hostDB
+	if g.user {
+		name = "mysql://" + user + "@" + hostDB
+		u, err := url.PathUnescape(user)
+		if err != nil || u == "" {
+			return nil, name, g, fmt.Errorf("%s: no user before @", name)
+		}
+		cfg.User = u
 	}
-	cfg.User = u
 	hostDB, query, _ := strings.Cut(hostDB, "?")
 	var host, db string
 	if strings.HasPrefix(hostDB, "unix(") {
 		end := strings.Index(hostDB, ")")
 		if end < 0 {
-			return nil, name, fmt.Errorf("%s: unix( without )", name)
+			return nil, name, g, fmt.Errorf("%s: unix( without )", name)
 		}
 		cfg.Net, cfg.Addr = "unix", hostDB[len("unix("):end]
+		g.host = true
 		db = strings.TrimPrefix(hostDB[end+1:], "/")
 	} else {
 		host, db, _ = strings.Cut(hostDB, "/")
+		g.host = host != ""
 		cfg.Net, cfg.Addr = "tcp", host
 		if host == "" {
 			cfg.Addr = "127.0.0.1:3306"
@@ -125,25 +163,26 @@ func parseMySQL(src string) (*mysql.Config, string, error) {
 		}
 	}
 	if db == "" || strings.Contains(db, "/") {
-		return nil, name, fmt.Errorf("%s: want one database name after the host", name)
+		return nil, name, g, fmt.Errorf("%s: want one database name after the host", name)
 	}
 	cfg.DBName = db
 	if query != "" {
 		q, err := url.ParseQuery(query)
 		if err != nil {
-			return nil, name, fmt.Errorf("%s: %v", name, err)
+			return nil, name, g, fmt.Errorf("%s: %v", name, err)
 		}
 		for k, v := range q {
 			switch k {
 			case "socket":
 				cfg.Net, cfg.Addr = "unix", v[0]
+				g.host = true
 			default:
-				return nil, name, fmt.Errorf("%s: unknown parameter %q (only socket)", name, k)
+				return nil, name, g, fmt.Errorf("%s: unknown parameter %q (only socket)", name, k)
 			}
 		}
 	}
 	cfg.Timeout = 30 * time.Second
-	return cfg, name, nil
+	return cfg, name, g, nil
 }
 
 // lmtLog reads an LMT database.

@@ -8,6 +8,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"iopred/internal/safefile"
 )
 
 // LMTWriterOptions describe the database an LMTWriter makes.
@@ -67,17 +69,26 @@ func CreateLMT(path string, osts []string, opts LMTWriterOptions) (*LMTWriter, e
 	if len(osts) == 0 {
 		return nil, fmt.Errorf("%s: no OSTs to write", path)
 	}
-	if _, err := os.Stat(path); err == nil {
+	// Created empty here, exclusively and without following a link, so
+	// that SQLite opens a file of ours.
+	f, err := safefile.CreateNew(path, 0o666)
+	if errors.Is(err, os.ErrExist) {
 		return nil, fmt.Errorf("%s: already exists", path)
 	}
+	if err != nil {
+		return nil, err
+	}
+	f.Close()
 	for _, v := range [][]uint64{opts.InitialRead, opts.InitialWrite} {
 		if v != nil && len(v) != len(osts) {
+			os.Remove(path)
 			return nil, fmt.Errorf("%s: %d initial counters for %d OSTs", path, len(v), len(osts))
 		}
 	}
 	db, err := sql.Open("sqlite", sqliteURI(path, false)+
 		"?_pragma=journal_mode(off)&_pragma=synchronous(off)&_pragma=cache_size(-65536)")
 	if err != nil {
+		os.Remove(path)
 		return nil, fmt.Errorf("%s: %v", path, err)
 	}
 	// One connection: the pragmas hold per connection.

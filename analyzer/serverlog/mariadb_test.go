@@ -1,6 +1,7 @@
 package serverlog
 
 import (
+	"context"
 	"database/sql"
 	"fmt"
 	"net"
@@ -251,6 +252,106 @@ func TestLMTMariaDB(t *testing.T) {
 	}
 }
 
+// TestLMTMariaDBCredentials reads the same database with the password
+// where ps does not show it (MYSQL_PWD, ~/.my.cnf, a --defaults-file) and
+// in the address (which still works, with a warning), imports each into a
+// store, and searches every message and every file of the stores for the
+// password.
+func TestLMTMariaDBCredentials(t *testing.T) {
+	m := startMariaDB(t)
+	const secret = "s3cr:t@/"
+	escaped := "s3cr%3At%40%2F"
+	cfg, _, err := parseMySQL("mysql://lmt:" + escaped + "@" + m.addr + "/lmt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := mysql.NewConnector(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := sql.OpenDB(conn)
+	copyToMySQL(t, interop.Path(t, snx), db)
+	db.Close()
+	want, err := OpenLMT(interop.Path(t, snx), Options{TZ: time.UTC})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wr, err := want.Window(time.Time{}, time.Time{})
+	want.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	saved := defaultOptionFiles
+	defaultOptionFiles = []string{"~/.my.cnf"} // not this machine's /etc/mysql
+	t.Cleanup(func() { defaultOptionFiles = saved })
+	host, port, _ := net.SplitHostPort(m.addr)
+	emptyHome, cnfHome := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(cnfHome, ".my.cnf"), []byte("[client]\nuser = lmt\npassword = 's3cr:t@/'\nhost = "+host+"\nport = "+port+"\n"), 0o600)
+	defaults := filepath.Join(t.TempDir(), "lmt.cnf")
+	os.WriteFile(defaults, []byte("[mysqld]\nuser = nobody\n[client]\nuser = lmt\npassword = \"s3cr:t@/\"\nsocket = "+m.socket+"\n"), 0o600)
+	for _, c := range []struct {
+		name, dsn, home, env, defaults string
+		warned                         bool
+	}{
+		{"MYSQL_PWD", "mysql://lmt@" + m.addr + "/lmt", emptyHome, secret, "", false},
+		{"my.cnf", "mysql:///lmt", cnfHome, "", "", false},
+		{"defaults-file", "mysql:///lmt", emptyHome, "", defaults, false},
+		{"address", "mysql://lmt:" + escaped + "@unix(" + m.socket + ")/lmt", emptyHome, "", "", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv("HOME", c.home)
+			t.Setenv("MYSQL_PWD", c.env)
+			var msgs strings.Builder
+			opts := Options{TZ: time.UTC, Warnings: &msgs, MySQLDefaultsFile: c.defaults}
+			src, err := OpenSource(Spec{Kind: "lmt", Path: c.dsn}, opts)
+			if err != nil {
+				t.Fatalf("%s: %v", c.dsn, err)
+			}
+			got, err := src.Window(time.Time{}, time.Time{})
+			src.Close()
+			if err != nil || !got.Start.Equal(wr.Start) || got.Len() != wr.Len() || len(got.OSTs) != len(wr.OSTs) {
+				t.Fatalf("%s: %v; %d samples of %d OSTs, SQLite %d of %d", c.dsn, err, got.Len(), len(got.OSTs), wr.Len(), len(wr.OSTs))
+			}
+			store := t.TempDir()
+			stats, err := Import(context.Background(), store, []Spec{{Kind: "lmt", Path: c.dsn}}, opts, ImportOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if stats.Days == 0 {
+				t.Fatalf("nothing imported: %+v", stats)
+			}
+			if strings.Contains(msgs.String(), "a password in the address") != c.warned {
+				t.Errorf("warning %q, want one: %v", msgs.String(), c.warned)
+			}
+			noSecret(t, "messages", msgs.String()+fmt.Sprint(stats)+Spec{Kind: "lmt", Path: c.dsn}.String(), secret, escaped)
+			filepath.WalkDir(store, func(p string, d os.DirEntry, err error) error {
+				if err == nil && !d.IsDir() {
+					b, _ := os.ReadFile(p)
+					noSecret(t, p, string(b), secret, escaped)
+				}
+				return nil
+			})
+		})
+	}
+	// A wrong password from the environment: an error, without it.
+	t.Setenv("HOME", emptyHome)
+	t.Setenv("MYSQL_PWD", "wrong-pw")
+	_, err = OpenLMT("mysql://lmt@"+m.addr+"/lmt", Options{})
+	if err == nil || !strings.Contains(err.Error(), "Access denied") || strings.Contains(err.Error(), "wrong-pw") {
+		t.Errorf("wrong MYSQL_PWD: %v", err)
+	}
+}
+
+func noSecret(t *testing.T, where, text string, secrets ...string) {
+	t.Helper()
+	for _, s := range secrets {
+		if strings.Contains(text, s) {
+			t.Errorf("%s holds the password %q", where, s)
+		}
+	}
+}
+
 // TestParseMySQL proves the address forms and their errors.
 func TestParseMySQL(t *testing.T) {
 	cases := []struct {
@@ -261,7 +362,8 @@ func TestParseMySQL(t *testing.T) {
 		{"mysql://u@host/lmt", "tcp", "host:3306", "u", "", "lmt", true},
 		{"mysql://u:p%40x@unix(/run/my.sock)/fs1", "unix", "/run/my.sock", "u", "p@x", "fs1", true},
 		{"mysql://u:p@localhost/db?socket=/tmp/s", "unix", "/tmp/s", "u", "p", "db", true},
-		{"mysql://host/lmt", "", "", "", "", "", false},
+		{"mysql://host/lmt", "tcp", "host:3306", "", "", "lmt", true},  // user and password from the option files
+		{"mysql:///lmt", "tcp", "127.0.0.1:3306", "", "", "lmt", true}, // the host too
 		{"mysql://u@host", "", "", "", "", "", false},
 		{"mysql://u@host/db?tls=true", "", "", "", "", "", false},
 	}

@@ -23,11 +23,29 @@ type Spec struct {
 }
 
 // String writes the spec as the flag that names it ("--lmt PATH").
+// The password of a mysql:// address is left out: the string goes into
+// messages and knowledge bases.
 func (s Spec) String() string {
+	p := RedactPassword(s.Path)
 	if s.Kind == "" {
-		return s.Path
+		return p
 	}
-	return "--" + s.Kind + " " + s.Path
+	return "--" + s.Kind + " " + p
+}
+
+// RedactPassword returns a mysql:// address without its password (other
+// paths as they are), for messages, logs and stored names.
+func RedactPassword(path string) string {
+	if !IsMySQL(path) {
+		return path
+	}
+	rest := strings.TrimPrefix(path, "mysql://")
+	at := strings.LastIndex(rest, "@")
+	if at < 0 {
+		return path
+	}
+	user, _, _ := strings.Cut(rest[:at], ":")
+	return "mysql://" + user + rest[at:]
 }
 
 // opener opens one kind of source.
@@ -165,6 +183,9 @@ type Flags struct {
 	Rates   bool
 	Step    time.Duration
 	MaxIv   time.Duration
+	// DefaultsFile is --defaults-file: the MariaDB option file with a live
+	// LMT database's credentials.
+	DefaultsFile string
 	// Bad counts the rows left out under --skip-bad, over every read.
 	Bad BadRows
 }
@@ -184,11 +205,12 @@ func (f *Flags) Register(fs *flag.FlagSet, withJobs bool) {
 	fs.BoolVar(&f.Rates, "rates", false, "plain CSV values are bytes per interval, not cumulative counters")
 	fs.DurationVar(&f.Step, "step", 0, "grid width of the rates; default: the log's own sample width")
 	fs.DurationVar(&f.MaxIv, "max-interval", 0, "longest gap between two counter readings taken as measured; default: 1.5 sample widths")
+	fs.StringVar(&f.DefaultsFile, "defaults-file", "", "MariaDB option `file` with the [client] user, password, host, socket and port of a mysql:// LMT database, instead of /etc/my.cnf, /etc/mysql/my.cnf and ~/.my.cnf (MYSQL_PWD is read too)")
 }
 
 // Options are the reading options the flags give.
 func (f *Flags) Options() (Options, error) {
-	o := Options{SkipBad: f.SkipBad, Bad: &f.Bad, PerInterval: f.Rates, Step: f.Step, MaxInterval: f.MaxIv}
+	o := Options{SkipBad: f.SkipBad, Bad: &f.Bad, PerInterval: f.Rates, Step: f.Step, MaxInterval: f.MaxIv, MySQLDefaultsFile: f.DefaultsFile}
 	if f.TZ != "" {
 		loc, err := time.LoadLocation(f.TZ)
 		if err != nil {

@@ -2,6 +2,8 @@ package serverlog
 
 import (
 	"fmt"
+	"io"
+	"os"
 	"sync"
 	"time"
 )
@@ -38,6 +40,20 @@ type Options struct {
 	// second; a counter difference that implies more (a glitch, a counter
 	// that came back after a reset) is a gap. Zero means DefaultMaxRate.
 	MaxRate float64
+	// MySQLDefaultsFile is the MariaDB option file to read a live LMT
+	// database's credentials from instead of /etc/my.cnf,
+	// /etc/mysql/my.cnf and ~/.my.cnf (the --defaults-file flag).
+	MySQLDefaultsFile string
+	// Warnings receives warnings (a password given in an address); nil
+	// means os.Stderr.
+	Warnings io.Writer
+}
+
+func (o *Options) warnings() io.Writer {
+	if o == nil || o.Warnings == nil {
+		return os.Stderr
+	}
+	return o.Warnings
 }
 
 // DefaultMaxRate is the default Options.MaxRate: 1 TB/s for one OST,

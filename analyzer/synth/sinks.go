@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 
+	"iopred/internal/safefile"
 	"iopred/tracefmt"
 )
 
@@ -22,7 +22,7 @@ type TraceSet struct {
 	Dir  string
 	Host string // default "synth"
 
-	f      *os.File
+	f      *safefile.File
 	bw     *bufio.Writer
 	w      *tracefmt.Writer
 	events uint64
@@ -42,7 +42,7 @@ func (s *TraceSet) BeginProcess(p int) error {
 	}
 	pid := 10000 + p
 	name := filepath.Join(s.Dir, fmt.Sprintf("synth.%s.%d.r%d%s", host, pid, p, tracefmt.FileSuffix))
-	f, err := os.Create(name)
+	f, err := safefile.Create(name, 0o666)
 	if err != nil {
 		return err
 	}
@@ -82,8 +82,10 @@ func (s *TraceSet) Close() error {
 	if ferr := s.bw.Flush(); err == nil {
 		err = ferr
 	}
-	if cerr := s.f.Close(); err == nil {
-		err = cerr
+	if err == nil {
+		err = s.f.Commit()
+	} else {
+		s.f.Close()
 	}
 	s.w, s.f, s.bw = nil, nil, nil
 	return err

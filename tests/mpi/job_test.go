@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -207,4 +208,46 @@ func fmtPeriod(p *float64) string {
 		return "none"
 	}
 	return fmt.Sprintf("%.5f s", *p)
+}
+
+// Links planted at the name rank 0's job summary will have and at its old
+// temporary name (the pid is known to whoever starts the program: here a
+// shell that execs it) are not followed: their target keeps its content,
+// and the summary is the library's own file, 0600 like the traces.
+func TestJobSummaryPlantedLink(t *testing.T) {
+	m := impls[0]
+	need(t, m.cc, m.run)
+	prog := compile(t, m.cc, "ior.c")
+	data, traces := t.TempDir(), t.TempDir()
+	victim := filepath.Join(t.TempDir(), "victim")
+	os.WriteFile(victim, []byte("victim\n"), 0o644)
+	host, _ := os.Hostname()
+	host, _, _ = strings.Cut(host, ".")
+	// At the summary's name, and at the temporary name it was once written
+	// through (<summary>.<pid>.tmp).
+	name := fmt.Sprintf("%s/ior.%s.$$.r0%s", traces, host, job.FileSuffix)
+	script := fmt.Sprintf(`if [ "$OMPI_COMM_WORLD_RANK" = 0 ]; then ln -s %s %s; ln -s %s %s.$$.tmp; fi; exec %s %s 1 4096 1024 0`,
+		victim, name, victim, name, prog, data)
+	out, err := mpirun(t, m, 2, 2*time.Minute, []string{"LD_PRELOAD=" + library(t), "IOPRED_DIR=" + traces}, "sh", "-c", script)
+	if err != nil {
+		t.Fatalf("job failed: %v\n%s", err, out)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "victim\n" {
+		t.Fatalf("the planted link's target was overwritten: %.200s", b)
+	}
+	// The link was at the summary's name: the rename replaced it.
+	ents, _ := os.ReadDir(traces)
+	for _, e := range ents {
+		if e.Type()&os.ModeSymlink != 0 && !strings.HasSuffix(e.Name(), ".tmp") {
+			t.Errorf("link %s left: planted at another name than the summary's", e.Name())
+		}
+	}
+	s, path := readJobSummary(t, traces)
+	if s.Ranks != 2 {
+		t.Errorf("summary of %d ranks", s.Ranks)
+	}
+	st, err := os.Lstat(path)
+	if err != nil || !st.Mode().IsRegular() || st.Mode().Perm() != 0o600 {
+		t.Errorf("%s: %v %v, want a regular file 0600", path, st.Mode(), err)
+	}
 }

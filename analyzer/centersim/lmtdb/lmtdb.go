@@ -8,11 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"time"
 
 	"iopred/analyzer/centersim"
 	"iopred/analyzer/serverlog"
+	"iopred/internal/safefile"
 
 	_ "modernc.org/sqlite" // the LMT database is SQLite
 )
@@ -47,6 +47,7 @@ func (c *counters) add(i int, r, w, step float64) {
 // reads, one row per timestamp.
 type Writer struct {
 	path      string
+	file      *safefile.File // the database under its temporary name until Close
 	db        *sql.DB
 	tx        *sql.Tx
 	stmt      *sql.Stmt
@@ -65,15 +66,19 @@ var _ centersim.CounterSink = (*Writer)(nil)
 // Create creates an LMT database at path (replacing any file there)
 // for the OSTs of a file system.
 func Create(path, fs string, osts []string, aggregate bool, loc *time.Location) (*Writer, error) {
-	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, err
-	}
-	db, err := sql.Open("sqlite", path)
+	// The database is built under a temporary name of our own and renamed
+	// into place at Close: nothing planted at path is opened.
+	f, err := safefile.Create(path, 0o666)
 	if err != nil {
 		return nil, err
 	}
+	db, err := sql.Open("sqlite", f.TempPath())
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
 	db.SetMaxOpenConns(1)
-	w := &Writer{path: path, db: db, loc: loc, aggregate: aggregate, n: len(osts)}
+	w := &Writer{path: path, file: f, db: db, loc: loc, aggregate: aggregate, n: len(osts)}
 	names := osts
 	if aggregate {
 		names = []string{fs + "-total"}
@@ -90,11 +95,13 @@ func Create(path, fs string, osts []string, aggregate bool, loc *time.Location) 
 	for _, s := range stmts {
 		if _, err := db.Exec(s); err != nil {
 			db.Close()
+			f.Close()
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 	}
 	if _, err := db.Exec("INSERT INTO FILESYSTEM_INFO VALUES (1, ?, ?, '1.0')", fs, "/"+fs); err != nil {
 		db.Close()
+		f.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	for i, name := range names {
@@ -102,15 +109,18 @@ func Create(path, fs string, osts []string, aggregate bool, loc *time.Location) 
 		host := fmt.Sprintf("%s-oss%03d", fs, oss)
 		if _, err := db.Exec("INSERT OR IGNORE INTO OSS_INFO VALUES (?, 1, ?, '')", oss, host); err != nil {
 			db.Close()
+			f.Close()
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 		if _, err := db.Exec("INSERT INTO OST_INFO VALUES (?, ?, ?, ?, 0, ?)", i+1, oss, name, host, fmt.Sprintf("/dev/md%d", i%4)); err != nil {
 			db.Close()
+			f.Close()
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 	}
 	if err := w.begin(); err != nil {
 		db.Close()
+		f.Close()
 		return nil, err
 	}
 	return w, nil
@@ -210,5 +220,10 @@ func (w *Writer) commit() error {
 // Close commits and closes the database.
 func (w *Writer) Close() error {
 	err := w.commit()
-	return errors.Join(err, w.db.Close())
+	err = errors.Join(err, w.db.Close())
+	if err != nil {
+		w.file.Close()
+		return err
+	}
+	return w.file.Commit()
 }

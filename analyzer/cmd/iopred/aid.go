@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"html"
@@ -17,6 +16,7 @@ import (
 	"iopred/analyzer/aid"
 	"iopred/analyzer/centersim"
 	"iopred/analyzer/serverlog"
+	"iopred/internal/safefile"
 )
 
 func init() {
@@ -224,7 +224,7 @@ func aidReport(args []string, stdout, stderr io.Writer) error {
 	}
 	rows := rowsOf(k)
 	if *htmlOut != "" {
-		if err := os.WriteFile(*htmlOut, []byte(reportHTML(k, rows)), 0o644); err != nil {
+		if err := safefile.WriteFile(*htmlOut, []byte(reportHTML(k, rows)), 0o666); err != nil {
 			return err
 		}
 	}
@@ -432,7 +432,7 @@ func aidTrain(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stderr, "%d trials, %d bands, rms %.3f\n", w.Trials, len(w.W), w.RMS)
-	return os.WriteFile(*out, b, 0o644)
+	return safefile.WriteFile(*out, b, 0o666)
 }
 
 func aidCheck(args []string, stdout, stderr io.Writer) error {
@@ -539,7 +539,7 @@ func aidReplay(args []string, stdout, stderr io.Writer) error {
 		res = append(res, out{name, st})
 	}
 	if *csvOut != "" {
-		if err := os.WriteFile(*csvOut, []byte(csv.String()), 0o644); err != nil {
+		if err := safefile.WriteFile(*csvOut, []byte(csv.String()), 0o666); err != nil {
 			return err
 		}
 	}
@@ -595,12 +595,16 @@ func aidTrials(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fh, err := os.Create(*outPath)
+	fh, err := safefile.Create(*outPath, 0o666)
 	if err != nil {
 		return err
 	}
+	defer fh.Close()
 	w := aid.DefaultWeights()
-	err = errors.Join(aid.WriteTrials(fh, tr, w.BandWidth, *rate), fh.Close())
+	err = aid.WriteTrials(fh, tr, w.BandWidth, *rate)
+	if err == nil {
+		err = fh.Commit()
+	}
 	if err == nil {
 		fmt.Fprintf(stdout, "%d trials written to %s\n", len(tr), *outPath)
 	}

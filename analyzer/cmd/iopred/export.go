@@ -4,10 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"iopred/analyzer/export"
+	"iopred/internal/safefile"
 	"iopred/tracefmt"
 )
 
@@ -44,11 +44,12 @@ func runExport(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	var w io.Writer = stdout
-	var f *os.File
+	var f *safefile.File
 	if *out != "-" {
-		if f, err = os.Create(*out); err != nil {
+		if f, err = safefile.Create(*out, 0o666); err != nil {
 			return err
 		}
+		defer f.Close() // a partial file would pass for an export
 		w = f
 	}
 	cmdline := "iopred export " + strings.Join(args, " ")
@@ -59,16 +60,13 @@ func runExport(args []string, stdout, stderr io.Writer) error {
 	case "parquet":
 		st, err = export.Parquet(w, traces, export.ParquetOptions{Command: cmdline})
 	}
-	if f != nil {
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-	}
 	if err != nil {
-		if f != nil {
-			os.Remove(*out) // a partial file would pass for an export
-		}
 		return err
+	}
+	if f != nil {
+		if err := f.Commit(); err != nil {
+			return err
+		}
 	}
 	for _, p := range st.Problems {
 		fmt.Fprintf(stderr, "iopred export: warning: %s\n", p)

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"iopred/internal/safefile"
 	"iopred/tracefmt"
 	"iopred/tracefmt/darshan"
 	_ "iopred/tracefmt/dftracer" // registers DFTracer's .pfw and .pfw.gz with tracefmt
@@ -123,13 +124,13 @@ func importTrace(name, dest string) (n importCounts, err error) {
 		return n, err
 	}
 	defer s.Close()
-	f, err := os.Create(dest)
+	f, err := safefile.Create(dest, 0o666)
 	if err != nil {
 		return n, err
 	}
+	defer f.Close()
 	w, err := tracefmt.NewWriter(f, s.Header(), tracefmt.WriterOptions{})
 	if err != nil {
-		f.Close()
 		return n, err
 	}
 	n.written = true
@@ -155,7 +156,8 @@ func importTrace(name, dest string) (n importCounts, err error) {
 	if err := w.Flush(); err != nil && readErr == nil {
 		readErr = err
 	}
-	if err := f.Close(); err != nil && readErr == nil {
+	// What was read before a fault is kept, as the source held it.
+	if err := f.Commit(); err != nil && readErr == nil {
 		readErr = err
 	}
 	return n, readErr

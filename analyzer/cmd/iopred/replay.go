@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"iopred/analyzer/replay"
+	"iopred/internal/safefile"
 	"iopred/predictor"
 	"iopred/tracefmt"
 )
@@ -131,13 +132,13 @@ func runReplay(args []string, stdout, stderr io.Writer) error {
 }
 
 func saveModel(m *predictor.Model, path string) error {
-	f, err := os.Create(path)
+	f, err := safefile.Create(path, 0o666)
 	if err != nil {
 		return err
 	}
+	defer f.Close()
 	if err := m.Save(f); err != nil {
-		f.Close()
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	return f.Close()
+	return f.Commit()
 }

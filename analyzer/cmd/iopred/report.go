@@ -4,12 +4,12 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 
 	"iopred/analyzer/insights"
 	"iopred/analyzer/report"
+	"iopred/internal/safefile"
 	"iopred/tracefmt"
 )
 
@@ -55,20 +55,19 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	for _, p := range rep.Problems {
 		fmt.Fprintf(stderr, "iopred report: warning: %s\n", p)
 	}
-	f, err := os.Create(*out)
+	f, err := safefile.Create(*out, 0o666)
 	if err != nil {
 		return err
 	}
+	defer f.Close()
 	w := bufio.NewWriter(f)
 	if err := rep.WriteHTML(w); err != nil {
-		f.Close()
 		return fmt.Errorf("%s: %w", *out, err)
 	}
 	if err := w.Flush(); err != nil {
-		f.Close()
 		return fmt.Errorf("%s: %w", *out, err)
 	}
-	if err := f.Close(); err != nil {
+	if err := f.Commit(); err != nil {
 		return err
 	}
 	counts := map[insights.Severity]int{}

@@ -41,7 +41,13 @@ func init() {
 			if err != nil {
 				return err
 			}
-			if err := os.MkdirAll(abs, 0o755); err != nil {
+			// The traces hold command lines and paths: their directory is
+			// private, as the library makes it (group-readable on request).
+			mode := os.FileMode(0o700)
+			if os.Getenv("IOPRED_GROUP_READABLE") == "1" {
+				mode = 0o750
+			}
+			if err := os.MkdirAll(abs, mode); err != nil {
 				return err
 			}
 			env = setEnv(env, "IOPRED_DIR", abs)

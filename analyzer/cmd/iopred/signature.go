@@ -19,6 +19,7 @@ import (
 	"iopred/analyzer/iosi"
 	"iopred/analyzer/iosi/iosiplot"
 	"iopred/analyzer/serverlog"
+	"iopred/internal/safefile"
 )
 
 func init() {
@@ -446,5 +447,5 @@ func writeSignatureFile(dir string, app serverlog.App, sig *iosi.Signature) erro
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, name), append(b, '\n'), 0o644)
+	return safefile.WriteFile(filepath.Join(dir, name), append(b, '\n'), 0o666)
 }

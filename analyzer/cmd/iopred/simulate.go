@@ -16,6 +16,7 @@ import (
 	"iopred/analyzer/centersim"
 	"iopred/analyzer/centersim/lmtdb"
 	"iopred/analyzer/serverlog"
+	"iopred/internal/safefile"
 )
 
 func init() {
@@ -225,11 +226,15 @@ func simulateCenter(args []string, stdout, stderr io.Writer) error {
 	}
 	elapsed := time.Since(t0)
 	write := func(path string, fn func(io.Writer) error) error {
-		f, err := os.Create(path)
+		f, err := safefile.Create(path, 0o666)
 		if err != nil {
 			return err
 		}
-		return errors.Join(fn(f), f.Close())
+		defer f.Close()
+		if err := fn(f); err != nil {
+			return err
+		}
+		return f.Commit()
 	}
 	if err := errors.Join(
 		write(*sacctPath, func(w io.Writer) error { return centersim.WriteSacct(w, res.Jobs, loc) }),

@@ -10,6 +10,7 @@ import (
 
 	"iopred/analyzer/ftio"
 	"iopred/analyzer/synth"
+	"iopred/internal/safefile"
 	"iopred/tracefmt"
 )
 
@@ -68,14 +69,18 @@ func runSynth(args []string, stdout, stderr io.Writer) error {
 			err = cerr
 		}
 	case "ftio":
-		f, ferr := os.Create(*out)
+		f, ferr := safefile.Create(*out, 0o666)
 		if ferr != nil {
 			return ferr
 		}
+		defer f.Close()
 		bw := bufio.NewWriterSize(f, 1<<20)
 		lines := &synth.FTIOLines{W: bw}
 		plan, err = synth.Generate(cfg, lines)
-		err = errors.Join(err, lines.Close(), bw.Flush(), f.Close())
+		err = errors.Join(err, lines.Close(), bw.Flush())
+		if err == nil {
+			err = f.Commit()
+		}
 	default:
 		return fmt.Errorf("unknown --format %q (want iopred or ftio)", *format)
 	}

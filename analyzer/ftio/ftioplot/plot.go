@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"html"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -20,6 +19,7 @@ import (
 
 	"iopred/analyzer/ftio"
 	"iopred/analyzer/plotkit"
+	"iopred/internal/safefile"
 )
 
 // Options tune a plot.
@@ -60,7 +60,7 @@ func PlotWith(path string, res ftio.Result, opt Options) error {
 			"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n" +
 			"<style>body{font-family:'Liberation Sans',Arimo,Arial,Helvetica,sans-serif;margin:1em 2%;}svg{display:block;width:100%;height:auto;}</style>\n" +
 			"</head>\n<body>\n<p>" + html.EscapeString(Summary(res, opt)) + "</p>\n" + string(svg) + "\n</body></html>\n"
-		return os.WriteFile(path, []byte(page), 0o644)
+		return safefile.WriteFile(path, []byte(page), 0o666)
 	case ".svg", ".png":
 		return fig.WriteFile(path)
 	default:

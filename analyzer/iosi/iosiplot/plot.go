@@ -8,7 +8,6 @@ import (
 	"html"
 	"image/color"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -18,6 +17,7 @@ import (
 
 	"iopred/analyzer/iosi"
 	"iopred/analyzer/plotkit"
+	"iopred/internal/safefile"
 )
 
 // Options say what the figure is of.
@@ -172,7 +172,7 @@ func Write(path string, sig *iosi.Signature, opt Options) error {
 			"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n" +
 			"<style>body{font-family:'Liberation Sans',Arimo,Arial,Helvetica,sans-serif;margin:1em 2%;}svg{display:block;width:100%;height:auto;}</style>\n" +
 			"</head>\n<body>\n<p>" + html.EscapeString(line) + "</p>\n" + string(svg) + "\n</body></html>\n"
-		return os.WriteFile(path, []byte(page), 0o644)
+		return safefile.WriteFile(path, []byte(page), 0o666)
 	case ".svg", ".png":
 		return fig.WriteFile(path)
 	default:
