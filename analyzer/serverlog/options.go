@@ -38,6 +38,16 @@ type Options struct {
 	// second; a counter difference that implies more (a glitch, a counter
 	// that came back after a reset) is a gap. Zero means DefaultMaxRate.
 	MaxRate float64
+	// Warn, when set, is told what a reader repaired instead of
+	// refusing: timestamps out of order or repeated, left out. A command
+	// prints these; nil drops them.
+	Warn func(msg string)
+}
+
+func (o *Options) warn(msg string) {
+	if o != nil && o.Warn != nil {
+		o.Warn(msg)
+	}
 }
 
 // DefaultMaxRate is the default Options.MaxRate: 1 TB/s for one OST,

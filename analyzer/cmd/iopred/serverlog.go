@@ -67,6 +67,7 @@ func runServerlogImport(args []string, stdout, stderr io.Writer) error {
 	fromS := fs.String("from", "", "import from this time on (RFC 3339, YYYY-MM-DD [HH:MM:SS] in --tz, or Unix seconds)")
 	toS := fs.String("to", "", "import up to this time")
 	all := fs.Bool("all", false, "re-import every day, also those a source already filled completely")
+	replace := fs.Bool("replace", false, "let the sources overwrite samples the store holds from other sources with different values (refused otherwise)")
 	quiet := fs.Bool("quiet", false, "no progress lines")
 	paths, err := parseFlagsAnywhere(fs, args)
 	if err != nil {
@@ -80,7 +81,7 @@ func runServerlogImport(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	iopts := serverlog.ImportOptions{All: *all}
+	iopts := serverlog.ImportOptions{All: *all, Replace: *replace}
 	if iopts.From, err = optTime(*fromS, opts.TZ); err != nil {
 		return fmt.Errorf("--from: %v", err)
 	}
@@ -109,9 +110,51 @@ func runServerlogImport(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "%d days written (%d OST samples, %d known), %d already complete, in %.1f s\n",
-		stats.Days, stats.Cells, stats.Known, stats.Skipped, time.Since(start).Seconds())
+	fmt.Fprintf(stdout, "%d days written (%d OST samples, %d known), %d already complete, %d unchanged, in %.1f s\n",
+		stats.Days, stats.Cells, stats.Known, stats.Skipped, stats.Unchanged, time.Since(start).Seconds())
+	if stats.Replaced > 0 {
+		fmt.Fprintf(stdout, "%d OST samples of other sources replaced (--replace)\n", stats.Replaced)
+	}
+	writeResets(stdout, stats.Resets, opts.TZ)
 	return nil
+}
+
+// writeResets says how many counter resets there were, on which OSTs and
+// when.
+func writeResets(w io.Writer, resets []serverlog.CounterReset, loc *time.Location) {
+	if len(resets) == 0 {
+		return
+	}
+	if loc == nil {
+		loc = time.Local
+	}
+	osts := map[string]bool{}
+	for _, r := range resets {
+		osts[r.OST] = true
+	}
+	fmt.Fprintf(w, "%d counter resets on %d OSTs (the intervals across them are unknown):\n", len(resets), len(osts))
+	const show = 20
+	for i, r := range resets {
+		if i == show {
+			fmt.Fprintf(w, "  ... %d more\n", len(resets)-show)
+			break
+		}
+		fmt.Fprintf(w, "  %s between %s and %s\n", r.OST, r.After.In(loc).Format("2006-01-02 15:04:05 MST"), r.Before.In(loc).Format("2006-01-02 15:04:05 MST"))
+	}
+}
+
+// isEmptyDir tells whether dir holds nothing but hidden entries.
+func isEmptyDir(dir string) bool {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range ents {
+		if !strings.HasPrefix(e.Name(), ".") {
+			return false
+		}
+	}
+	return true
 }
 
 func optTime(s string, loc *time.Location) (time.Time, error) {
@@ -145,18 +188,29 @@ func runServerlogInfo(args []string, stdout, stderr io.Writer) error {
 		loc = time.Local
 	}
 	enc := json.NewEncoder(stdout)
-	var jobLogs []string
-	if f.Jobs != "" {
-		jobLogs = append(jobLogs, f.Jobs)
+	// Job logs are read once each (a row left out under --skip-bad is
+	// counted once), the throughput logs first.
+	type jobLog struct {
+		path string
+		jobs []serverlog.Job
 	}
+	var jobLogs []jobLog
 	for _, spec := range specs {
 		s, err := serverlog.Describe(spec, opts)
 		if err != nil {
-			// Not a throughput log: perhaps a job log.
+			// Not a throughput log: perhaps a job log. A job log with a bad
+			// record says what is wrong with it.
 			if spec.Kind == "" {
-				if _, jerr := serverlog.ReadJobs(spec.Path, opts); jerr == nil {
-					jobLogs = append(jobLogs, spec.Path)
+				if st, serr := os.Stat(spec.Path); serr == nil && st.IsDir() && isEmptyDir(spec.Path) {
+					return fmt.Errorf("%s: empty directory: neither a throughput log, a store nor a job log", spec.Path)
+				}
+				jobs, jerr := serverlog.ReadJobs(spec.Path, opts)
+				if jerr == nil {
+					jobLogs = append(jobLogs, jobLog{spec.Path, jobs})
 					continue
+				}
+				if !serverlog.IsUnknownJobLog(jerr) {
+					return jerr
 				}
 			}
 			return err
@@ -169,11 +223,15 @@ func runServerlogInfo(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprint(stdout, s.Text(loc))
 		}
 	}
-	for _, p := range jobLogs {
-		jobs, err := serverlog.ReadJobs(p, opts)
+	if f.Jobs != "" {
+		jobs, err := serverlog.ReadJobs(f.Jobs, opts)
 		if err != nil {
 			return err
 		}
+		jobLogs = append(jobLogs, jobLog{f.Jobs, jobs})
+	}
+	for _, jl := range jobLogs {
+		p, jobs := jl.path, jl.jobs
 		s := serverlog.DescribeJobs(p, jobs)
 		if *asJSON {
 			if err := enc.Encode(s); err != nil {
