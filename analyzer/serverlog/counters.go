@@ -35,8 +35,8 @@ type counterLog interface {
 type counterSource struct {
 	log     counterLog
 	resets  map[CounterReset]bool // found by the windows read so far
-	step    time.Duration // grid width
-	maxIv   int64         // longest interval taken as measured, ns
+	step    time.Duration         // grid width
+	maxIv   int64                 // longest interval taken as measured, ns
 	maxRate float64
 }
 

@@ -49,8 +49,8 @@ type ImportStats struct {
 	Replaced  int64 // OST samples whose value another source had given, overwritten under Replace
 	// Resets are the counter resets met in the days read.
 	Resets []CounterReset
-	Cells   int64 // OST samples written: per day, the OSTs with data times the cells from the first known to the last
-	Known   int64 // of those, the known ones
+	Cells  int64 // OST samples written: per day, the OSTs with data times the cells from the first known to the last
+	Known  int64 // of those, the known ones
 }
 
 // Import reads the sources into the store in dir, creating it if needed,

@@ -165,7 +165,7 @@ type lmtLog struct {
 	afterDropped map[int64]bool
 	step         time.Duration
 	ident        string
-	query *sql.Stmt
+	query        *sql.Stmt
 }
 
 type tsRow struct{ id, t int64 }

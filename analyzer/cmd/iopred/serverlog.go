@@ -14,13 +14,14 @@ import (
 	"time"
 
 	"iopred/analyzer/serverlog"
+	"iopred/analyzer/serverlog/ratesout"
 )
 
 func init() {
 	register(&command{
 		name:    "serverlog",
-		usage:   "import SRC... --into STORE [--from T] [--to T] [--all] | info [--json] STORE|SRC|JOBLOG...",
-		summary: "server-side logs (LMT, Lustre snapshots, LDMS, CSV, job logs): import into a local store, describe",
+		usage:   "import SRC... --into STORE [--from T] [--to T] [--all] [--replace] | info [--json] STORE|SRC|JOBLOG... | rates SRC|STORE [--ost LIST] [--from T --to T] [--step S] [--format csv|json|parquet] [-o FILE] [--plot FILE.svg|.png|.html]",
+		summary: "server-side logs (LMT, Lustre snapshots, LDMS, CSV, job logs): import into a local store, describe, export and draw the per-OST rates",
 		run:     runServerlog,
 	})
 }
@@ -34,12 +35,14 @@ func runServerlog(args []string, stdout, stderr io.Writer) error {
 		return runServerlogImport(args[1:], stdout, stderr)
 	case "info":
 		return runServerlogInfo(args[1:], stdout, stderr)
+	case "rates":
+		return runServerlogRates(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprintf(stdout, "usage: iopred serverlog %s\n%s\n", commands["serverlog"].usage, commands["serverlog"].summary)
-		fmt.Fprintln(stdout, "\nRun 'iopred serverlog import -h' or 'iopred serverlog info -h' for their options.")
+		fmt.Fprintln(stdout, "\nRun 'iopred serverlog import -h', 'iopred serverlog info -h' or 'iopred serverlog rates -h' for their options.")
 		return nil
 	}
-	return fmt.Errorf("unknown serverlog command %q (import or info)", args[0])
+	return fmt.Errorf("unknown serverlog command %q (import, info or rates)", args[0])
 }
 
 // sourceArgs turns positional sources into specs: KIND:PATH names the kind
@@ -245,5 +248,114 @@ func runServerlogInfo(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	f.Report(stderr)
+	return nil
+}
+
+func runServerlogRates(args []string, stdout, stderr io.Writer) error {
+	c := &command{name: "serverlog rates", usage: "SRC|STORE [--ost LIST] [--from T --to T] [--step S] [--format csv|json|parquet] [-o FILE] [--plot FILE.svg|.png|.html]",
+		summary: "write the per-OST and aggregate read and write rates (bytes/s) of a throughput log or store, and draw them as a heat map of OSTs against time under the aggregate"}
+	fs := newFlagSet(c, stderr)
+	var f serverlog.Flags
+	f.Register(fs, false)
+	osts := fs.String("ost", "", "only these OSTs: comma-separated names or name endings (OST0003)")
+	fromS := fs.String("from", "", "from this time on (RFC 3339, YYYY-MM-DD [HH:MM:SS] in --tz, or Unix seconds); default: the log's start")
+	toS := fs.String("to", "", "up to this time; default: the log's end")
+	format := fs.String("format", "csv", "csv (time,ost,read_bytes_per_s,write_bytes_per_s; the aggregate as ost total), json or parquet")
+	outPath := fs.String("o", "", "write the rates to `FILE` (default: standard output; with --plot only, none)")
+	plotPath := fs.String("plot", "", "draw the rates to `FILE` (.svg, .png or .html)")
+	paths, err := parseFlagsAnywhere(fs, args)
+	if err != nil {
+		return err
+	}
+	specs := append(sourceArgs(paths), f.Specs()...)
+	if len(specs) != 1 {
+		return errUsage
+	}
+	if *format != "csv" && *format != "json" && *format != "parquet" {
+		return fmt.Errorf("--format %q: want csv, json or parquet", *format)
+	}
+	opts, err := f.Options()
+	if err != nil {
+		return err
+	}
+	from, err := optTime(*fromS, opts.TZ)
+	if err != nil {
+		return fmt.Errorf("--from: %v", err)
+	}
+	to, err := optTime(*toS, opts.TZ)
+	if err != nil {
+		return fmt.Errorf("--to: %v", err)
+	}
+	if !from.IsZero() && !to.IsZero() && !to.After(from) {
+		return fmt.Errorf("--to %s is not after --from %s", *toS, *fromS)
+	}
+	spec := specs[0]
+	if spec.Kind == "" {
+		if spec.Kind, err = serverlog.DetectKind(spec.Path); err != nil {
+			return err
+		}
+	}
+	// A store keeps its own step: it is read on it and averaged to --step.
+	step := opts.Step
+	if spec.Kind == "store" {
+		opts.Step = 0
+	}
+	src, err := serverlog.OpenSource(spec, opts)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	sf, st, _, err := src.Span()
+	if err != nil {
+		return err
+	}
+	const layout = "2006-01-02 15:04:05 MST"
+	if !from.IsZero() && !from.Before(st) || !to.IsZero() && !to.After(sf) {
+		return fmt.Errorf("%v holds rates from %s to %s, not in the window asked", spec, sf.UTC().Format(layout), st.UTC().Format(layout))
+	}
+	r, err := src.Window(from, to)
+	if err != nil {
+		return err
+	}
+	if r, err = ratesout.Select(r, *osts); err != nil {
+		return err
+	}
+	if spec.Kind == "store" {
+		if r, err = ratesout.Resample(r, step); err != nil {
+			return err
+		}
+	}
+	f.Report(stderr)
+	if *plotPath != "" {
+		if err := ratesout.WritePlot(*plotPath, r, spec.String()); err != nil {
+			return err
+		}
+		if *outPath == "" {
+			return nil
+		}
+	}
+	w := stdout
+	if *outPath != "" && *outPath != "-" {
+		file, err := os.Create(*outPath)
+		if err != nil {
+			return err
+		}
+		defer file.Close()
+		w = file
+	}
+	switch *format {
+	case "json":
+		err = ratesout.WriteJSON(w, r)
+	case "parquet":
+		err = ratesout.WriteParquet(w, r)
+	default:
+		err = ratesout.WriteCSV(w, r)
+	}
+	if err != nil {
+		return err
+	}
+	if file, ok := w.(*os.File); ok && w != stdout {
+		return file.Close()
+	}
 	return nil
 }
