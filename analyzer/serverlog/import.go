@@ -39,6 +39,8 @@ type ImportProgress struct {
 	Day         string // YYYY-MM-DD (UTC) just done
 	Done, Total int    // days of this source done, and to do
 	Skipped     bool   // the day was already complete in the store
+	Unchanged   bool   // the day was read and already held exactly this
+	Refused     bool   // the day conflicts with the store: the import will be refused
 }
 
 // ImportStats sums up an import.
@@ -386,6 +388,7 @@ func (w *storeWriter) importSource(ctx context.Context, src Source, name, tz str
 		_, n := dayCells(k0*st, st)
 		day := dayOf(k0 * st)
 		skip := !iopts.All && w.complete(day, name)
+		unchanged, clashes := stats.Unchanged, clash.samples
 		if !skip {
 			// After the first conflict the days are only checked, so that
 			// the refusal names them all.
@@ -397,7 +400,8 @@ func (w *storeWriter) importSource(ctx context.Context, src Source, name, tz str
 			stats.Skipped++
 		}
 		if iopts.Progress != nil {
-			iopts.Progress(ImportProgress{Source: name, Day: day, Done: i + 1, Total: len(days), Skipped: skip})
+			iopts.Progress(ImportProgress{Source: name, Day: day, Done: i + 1, Total: len(days), Skipped: skip,
+				Unchanged: stats.Unchanged > unchanged, Refused: clash.samples > clashes})
 		}
 	}
 	if err := clash.err(name); err != nil {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -95,8 +96,13 @@ func runServerlogImport(args []string, stdout, stderr io.Writer) error {
 	if !*quiet {
 		iopts.Progress = func(p serverlog.ImportProgress) {
 			what := "imported"
-			if p.Skipped {
+			switch {
+			case p.Skipped:
 				what = "already complete"
+			case p.Unchanged:
+				what = "unchanged"
+			case p.Refused:
+				what = "differs from the store"
 			}
 			fmt.Fprintf(stderr, "%s: %s %s (%d/%d days, %.0f s)\n", p.Source, p.Day, what, p.Done, p.Total, time.Since(start).Seconds())
 		}
@@ -327,7 +333,11 @@ func runServerlogRates(args []string, stdout, stderr io.Writer) error {
 	}
 	f.Report(stderr)
 	if *plotPath != "" {
-		if err := ratesout.WritePlot(*plotPath, r, spec.String()); err != nil {
+		title := filepath.Base(spec.Path)
+		if serverlog.IsMySQL(spec.Path) {
+			title = spec.Path[strings.LastIndex(spec.Path, "/")+1:]
+		}
+		if err := ratesout.WritePlot(*plotPath, r, title); err != nil {
 			return err
 		}
 		if *outPath == "" {
