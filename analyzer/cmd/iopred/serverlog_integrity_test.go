@@ -265,7 +265,6 @@ func TestServerlogImportKilledRefused(t *testing.T) {
 	}
 }
 
-
 // importArgsUntil runs iopred with args and sends sig after the given
 // number of progress lines; it returns whether it ended by itself first,
 // and its last lines.
