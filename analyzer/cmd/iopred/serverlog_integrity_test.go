@@ -331,3 +331,27 @@ func checkEither(t *testing.T, store, a, b string) int {
 	t.Logf("%d samples of the second source", replaced)
 	return got.Len()
 }
+
+// TestAIDLearnWindowToTheSecond proves that aid learn --from/--to read
+// the rates and the runs of that window, not of whole UTC days: 2.5
+// minutes of the real LMT file's 24 OSTs at 5 s are 720 OST samples (the
+// whole file is 1440), and of the three runs only the two that started
+// in the window are learnt.
+func TestAIDLearnWindowToTheSecond(t *testing.T) {
+	lmt := interop.Path(t, "lmt/snx11025_2018-01-28.sqlite3")
+	jobs := filepath.Join(t.TempDir(), "sacct.txt")
+	os.WriteFile(jobs, []byte("JobID|User|JobName|NNodes|Start|End|State\n"+
+		"1|u|a|1|2018-01-28T00:00:00|2018-01-28T00:03:00|COMPLETED\n"+
+		"2|u|a|1|2018-01-28T00:01:00|2018-01-28T00:04:00|COMPLETED\n"+
+		"3|u|a|1|2018-01-28T00:01:30|2018-01-28T00:04:00|COMPLETED\n"), 0o644)
+	code, out, errOut := runOut("aid", "learn", "--tz", "UTC", "--lmt", lmt, "--jobs", jobs, "--kb", t.TempDir(),
+		"--from", "2018-01-28 00:01:00", "--to", "2018-01-28 00:03:30")
+	if code != 0 || !strings.Contains(out, "720 OST samples, 2 new jobs") {
+		t.Errorf("exit %d: %q %q", code, out, errOut)
+	}
+	code, _, errOut = runOut("aid", "learn", "--tz", "UTC", "--lmt", lmt, "--jobs", jobs, "--kb", t.TempDir(),
+		"--from", "2018-01-28 00:04:00", "--to", "2018-01-28 00:05:00")
+	if code != 1 || !strings.Contains(errOut, jobs+": none of its 3 jobs started between --from and --to") {
+		t.Errorf("no run in the window: exit %d: %q", code, errOut)
+	}
+}
