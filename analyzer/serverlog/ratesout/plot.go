@@ -212,7 +212,7 @@ func Figure(r *serverlog.Rates, title string) (*plotkit.Figure, error) {
 			hp.Y.Tick.Marker = topDown{rows}
 			hp.Y.Label.Text = "OST (row)"
 		}
-		note := fmt.Sprintf("%d columns of %v; white: no I/O; grey: unknown", hc, (time.Duration(float64(n)/float64(hc)) * r.Step).Round(time.Millisecond))
+		note := fmt.Sprintf("%d columns of %v; white: no I/O; grey: unknown", hc, time.Duration(float64(n)/float64(hc)*float64(r.Step)).Round(time.Millisecond))
 		if rows > 24 {
 			note += fmt.Sprintf("; row 0 is %s, row %d %s", r.OSTs[0], rows-1, r.OSTs[rows-1])
 		}
