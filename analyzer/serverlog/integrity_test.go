@@ -288,3 +288,48 @@ func TestClip(t *testing.T) {
 		t.Errorf("window: %v, %d samples from %v", err, w.Len(), w.Start)
 	}
 }
+
+// TestIncreasingSubsequence proves on random timestamp tables (swaps,
+// repeats, far outliers) that the timestamps kept strictly increase and
+// are as many as the longest such subsequence (checked by the quadratic
+// recurrence), so that dropDisordered leaves out the fewest rows.
+func TestIncreasingSubsequence(t *testing.T) {
+	seed := uint64(1)
+	rnd := func(n int) int {
+		seed = seed*6364136223846793005 + 1442695040888963407
+		return int(seed>>33) % n
+	}
+	for trial := range 500 {
+		n := rnd(40)
+		rows := make([]tsRow, n)
+		for i := range rows {
+			rows[i] = tsRow{id: int64(i), t: int64(i) * 5}
+			switch rnd(8) {
+			case 0:
+				rows[i].t = int64(rnd(n+1)) * 5 // anywhere, repeats included
+			case 1:
+				rows[i].t += 1000
+			}
+		}
+		keep := increasingSubsequence(rows)
+		for j := 1; j < len(keep); j++ {
+			if keep[j] <= keep[j-1] || rows[keep[j]].t <= rows[keep[j-1]].t {
+				t.Fatalf("trial %d: kept %v of %v: not increasing", trial, keep, rows)
+			}
+		}
+		best := make([]int, n)
+		longest := 0
+		for i := range rows {
+			best[i] = 1
+			for j := range i {
+				if rows[j].t < rows[i].t {
+					best[i] = max(best[i], best[j]+1)
+				}
+			}
+			longest = max(longest, best[i])
+		}
+		if len(keep) != longest {
+			t.Fatalf("trial %d: kept %d rows, the longest increasing run has %d", trial, len(keep), longest)
+		}
+	}
+}

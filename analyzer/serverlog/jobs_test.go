@@ -426,3 +426,13 @@ func TestReadJobsDBApplication(t *testing.T) {
 		}
 	}
 }
+
+// TestReadJobsEmptyDirectory proves that a directory without a file is
+// not read as a job log of no jobs.
+func TestReadJobsEmptyDirectory(t *testing.T) {
+	dir := t.TempDir()
+	_, err := ReadJobs(dir, Options{})
+	if err == nil || err.Error() != dir+": empty directory: no job log in it" || !IsUnknownJobLog(err) {
+		t.Errorf("empty directory: %v", err)
+	}
+}

@@ -100,9 +100,10 @@ func TestServerlogImportRefusals(t *testing.T) {
 	if code, _, errOut := runOut("serverlog", "import", "--quiet", "--tz", "UTC", "--into", store, lmt); code != 0 {
 		t.Fatal(errOut)
 	}
-	if code, out, _ := runOut("serverlog", "import", "--quiet", "--tz", "UTC", "--into", store, lmt); code != 0 ||
-		!strings.HasPrefix(out, "0 days written (0 OST samples, 0 known), 0 already complete, 1 unchanged") {
-		t.Errorf("again: %d %q", code, out)
+	if code, out, errOut := runOut("serverlog", "import", "--tz", "UTC", "--into", store, lmt); code != 0 ||
+		!strings.HasPrefix(out, "0 days written (0 OST samples, 0 known), 0 already complete, 1 unchanged") ||
+		!strings.Contains(errOut, ": 2018-01-28 unchanged (1/1 days") {
+		t.Errorf("again: %d %q %q", code, out, errOut)
 	}
 	if code, _, errOut := runOut("serverlog", "import", "--quiet", "--tz", "Europe/Berlin", "--into", store, lmt); code != 1 ||
 		!strings.Contains(errOut, "already in the store read in zone UTC, now in Europe/Berlin") {
@@ -110,7 +111,8 @@ func TestServerlogImportRefusals(t *testing.T) {
 	}
 	other := copyTo(t, lmt)
 	sqlite(t, other, "UPDATE OST_DATA SET WRITE_BYTES = WRITE_BYTES + 1500000000 WHERE TS_ID >= 8921950 AND OST_ID = (SELECT OST_ID FROM OST_INFO WHERE OST_NAME = 'snx11025-OST0003')")
-	if code, _, errOut := runOut("serverlog", "import", "--quiet", "--tz", "UTC", "--into", store, other); code != 1 ||
+	if code, _, errOut := runOut("serverlog", "import", "--tz", "UTC", "--into", store, other); code != 1 ||
+		!strings.Contains(errOut, ": 2018-01-28 differs from the store (1/1 days") ||
 		!strings.Contains(errOut, ": 1 OST samples differ from what the store holds from --lmt "+lmt+": 1 OSTs (snx11025-OST0003) from 2018-01-28 00:04:15 UTC to 2018-01-28 00:04:20 UTC; nothing was imported (--replace overwrites them with this source's)") {
 		t.Errorf("other data: %d %q", code, errOut)
 	}
@@ -188,6 +190,7 @@ func TestServerlogRates(t *testing.T) {
 		{[]string{store, "--from", "2019-01-01T00:00:00Z"}, "holds rates from 2018-01-28 00:00:00 UTC to 2018-01-28 00:05:00 UTC, not in the window asked"},
 		{[]string{store, "--format", "xml"}, `--format "xml": want csv, json or parquet`},
 		{[]string{store, "--step", "7s"}, "--step 7s: want a whole multiple of the log's 5s"},
+		{[]string{store, "--from", "2018-01-28T00:04:00Z", "--to", "2018-01-28T00:03:00Z"}, "--to 2018-01-28T00:03:00Z is not after --from 2018-01-28T00:04:00Z"},
 	} {
 		if code, _, errOut := runOut(append([]string{"serverlog", "rates"}, c.args...)...); code != 1 || !strings.Contains(errOut, c.want) {
 			t.Errorf("%v: %d %q, want %q", c.args, code, errOut, c.want)
