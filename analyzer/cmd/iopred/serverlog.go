@@ -268,7 +268,7 @@ func runServerlogRates(args []string, stdout, stderr io.Writer) error {
 	toS := fs.String("to", "", "up to this time; default: the log's end")
 	format := fs.String("format", "csv", "csv (time,ost,read_bytes_per_s,write_bytes_per_s; the aggregate as ost total), json or parquet")
 	outPath := fs.String("o", "", "write the rates to `FILE` (default: standard output; with --plot only, none)")
-	plotPath := fs.String("plot", "", "draw the rates to `FILE` (.svg, .png or .html)")
+	plotPath := fs.String("plot", "", "draw the rates to `FILE` (.svg, .png or .html); a bare svg, png or html names the file after the log (LOG.rates.png)")
 	paths, err := parseFlagsAnywhere(fs, args)
 	if err != nil {
 		return err
@@ -337,9 +337,14 @@ func runServerlogRates(args []string, stdout, stderr io.Writer) error {
 		if serverlog.IsMySQL(spec.Path) {
 			title = spec.Path[strings.LastIndex(spec.Path, "/")+1:]
 		}
-		if err := ratesout.WritePlot(*plotPath, r, title); err != nil {
+		p := *plotPath
+		if p == "svg" || p == "png" || p == "html" {
+			p = strings.TrimSuffix(title, filepath.Ext(title)) + ".rates." + p
+		}
+		if err := ratesout.WritePlot(p, r, title); err != nil {
 			return err
 		}
+		fmt.Fprintf(stderr, "figure written to %s\n", p)
 		if *outPath == "" {
 			return nil
 		}

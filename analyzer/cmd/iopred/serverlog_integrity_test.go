@@ -212,6 +212,17 @@ func TestServerlogRates(t *testing.T) {
 	if _, err := png.Decode(f); err != nil {
 		t.Errorf("PNG: %v", err)
 	}
+	// A bare format names the figure after the log, in the working
+	// directory.
+	wd, _ := os.Getwd()
+	defer os.Chdir(wd)
+	os.Chdir(dir)
+	if code, _, errOut := runOut("serverlog", "rates", "--tz", "UTC", lmt, "--plot", "svg"); code != 0 || errOut != "figure written to snx11025_2018-01-28.rates.svg\n" {
+		t.Errorf("--plot svg: %d %q", code, errOut)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "snx11025_2018-01-28.rates.svg")); err != nil || !bytes.Contains(b, []byte("<svg")) {
+		t.Errorf("--plot svg wrote no SVG: %v", err)
+	}
 }
 
 // TestServerlogImportKilledRefused proves that a kill during an import
