@@ -83,6 +83,17 @@ func BenchmarkStoreDay(b *testing.B) {
 	if _, err := ImportFrom(context.Background(), dir, src, "day", ImportOptions{}); err != nil {
 		b.Fatal(err)
 	}
+	// The same day again into the store that holds it: read, merged and
+	// compared (and, before the store checked for changes, rewritten).
+	b.Run("reimport", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			src, _ := NewRatesSource(day)
+			if _, err := ImportFrom(context.Background(), dir, src, "day", ImportOptions{All: true}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(samples*float64(b.N)/b.Elapsed().Seconds(), "OST-samples/s")
+	})
 	v1 := filepath.Join(b.TempDir(), "store")
 	src, _ = NewRatesSource(day)
 	if _, err := ImportFrom(context.Background(), v1, src, "day", ImportOptions{}); err != nil {

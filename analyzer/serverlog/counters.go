@@ -20,6 +20,8 @@ type reading struct {
 type counterLog interface {
 	// names lists the OSTs; readings are indexed the same way.
 	names() []string
+	// what names the log in messages.
+	what() string
 	// bounds returns the times of the first and last readings and the
 	// log's own sample width.
 	bounds() (first, last int64, step time.Duration)
@@ -32,8 +34,9 @@ type counterLog interface {
 // counterSource is a Source over a counterLog.
 type counterSource struct {
 	log     counterLog
-	step    time.Duration // grid width
-	maxIv   int64         // longest interval taken as measured, ns
+	resets  map[CounterReset]bool // found by the windows read so far
+	step    time.Duration         // grid width
+	maxIv   int64                 // longest interval taken as measured, ns
 	maxRate float64
 }
 
@@ -42,6 +45,12 @@ func newCounterSource(log counterLog, opts *Options) *counterSource {
 	step := native
 	if opts != nil && opts.Step > 0 {
 		step = opts.Step
+	}
+	if r, ok := log.(interface{ repairs() (int, int) }); ok {
+		if dis, rep := r.repairs(); dis+rep > 0 {
+			opts.warn(fmt.Sprintf("%s: %d readings out of time order (sorted) and %d repeating a time (kept once; where their counters differ, the intervals around that time are unknown)",
+				log.what(), dis, rep))
+		}
 	}
 	return &counterSource{log: log, step: step,
 		maxIv: int64(opts.maxInterval(native)), maxRate: opts.maxRate()}
@@ -71,7 +80,80 @@ func (s *counterSource) Window(from, to time.Time) (*Rates, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.findResets(rs, start, end)
 	return gridReadings(rs, s.log.names(), start, s.step, int(k1-k0), s.maxIv, s.maxRate), nil
+}
+
+// CounterReset is a counter of an OST that went down between two
+// readings: a server restart, a wrap or a counter cleared by hand. The
+// interval is unknown (NaN), and the counting starts again after it.
+type CounterReset struct {
+	OST    string
+	After  time.Time // the last reading before the reset
+	Before time.Time // the first reading after it
+}
+
+// ResetReporter is a Source that tells the counter resets it met in the
+// windows read so far.
+type ResetReporter interface {
+	CounterResets() []CounterReset
+}
+
+// Identity names the log's content, wherever it is and whatever zone it
+// is read in, when the log can tell (LMT: its OSTs and first timestamp);
+// empty otherwise.
+func (s *counterSource) Identity() string {
+	if l, ok := s.log.(interface{ identity() string }); ok {
+		return l.identity()
+	}
+	return ""
+}
+
+// CounterResets returns the resets of the windows read so far, by time.
+func (s *counterSource) CounterResets() []CounterReset {
+	out := make([]CounterReset, 0, len(s.resets))
+	for r := range s.resets {
+		out = append(out, r)
+	}
+	sortResets(out)
+	return out
+}
+
+func sortResets(rs []CounterReset) {
+	slices.SortFunc(rs, func(a, b CounterReset) int {
+		if c := a.Before.Compare(b.Before); c != 0 {
+			return c
+		}
+		return cmpString(a.OST, b.OST)
+	})
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// findResets notes the counters that went down at a reading in [start,
+// end), however long the interval before it.
+func (s *counterSource) findResets(rs [][]reading, start, end int64) {
+	names := s.log.names()
+	for i, ost := range rs {
+		for j := 1; j < len(ost); j++ {
+			a, b := ost[j-1], ost[j]
+			if b.t < start || b.t >= end || b.t <= a.t || b.r >= a.r && b.w >= a.w {
+				continue
+			}
+			if s.resets == nil {
+				s.resets = map[CounterReset]bool{}
+			}
+			s.resets[CounterReset{OST: names[i], After: time.Unix(0, a.t).UTC(), Before: time.Unix(0, b.t).UTC()}] = true
+		}
+	}
 }
 
 // cells returns the range of grid cells [k0, k1) of the window, clipped
@@ -180,21 +262,40 @@ func (g *gridder) series(rs []reading, read, write []float64) {
 	}
 }
 
-// sortReadings orders one OST's readings by time, keeping the later of two
-// readings of the same time.
-func sortReadings(rs []reading) []reading {
-	if !slices.IsSortedFunc(rs, func(a, b reading) int { return cmpInt64(a.t, b.t) }) {
+// sortReadings orders one OST's readings by time. Readings of the same
+// time are kept once: the later one, unless their counters differ, when
+// neither can be trusted and the intervals on both sides of that time are
+// left unknown (the reading is kept only as a gap marker). It returns how
+// many readings were out of order and how many repeated a time.
+func sortReadings(rs []reading) (out []reading, disordered, repeated int) {
+	for i := 1; i < len(rs); i++ {
+		if rs[i].t < rs[i-1].t {
+			disordered++
+		}
+	}
+	if disordered > 0 {
 		slices.SortStableFunc(rs, func(a, b reading) int { return cmpInt64(a.t, b.t) })
 	}
-	out := rs[:0]
+	out = rs[:0]
+	clash := false
 	for _, x := range rs {
-		if len(out) > 0 && out[len(out)-1].t == x.t {
-			out[len(out)-1] = x
+		if n := len(out); n > 0 && out[n-1].t == x.t {
+			repeated++
+			if out[n-1].r != x.r || out[n-1].w != x.w {
+				clash = true
+			}
+			out[n-1] = x
+			if clash {
+				out[n-1].gap = true
+			}
 			continue
+		}
+		if clash {
+			x.gap, clash = true, false
 		}
 		out = append(out, x)
 	}
-	return out
+	return out, disordered, repeated
 }
 
 func cmpInt64(a, b int64) int {

@@ -3,12 +3,14 @@ package serverlog
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"syscall"
 	"time"
 
@@ -25,6 +27,10 @@ type ImportOptions struct {
 	// a daily import of a growing log reads only the new days (and the
 	// last, partial one again).
 	All bool
+	// Replace lets a source overwrite samples the store already holds
+	// with different values from another source. Without it such an
+	// import is refused, and the store left as it was.
+	Replace bool
 	// Progress, when set, is called after each day.
 	Progress func(ImportProgress)
 }
@@ -35,24 +41,42 @@ type ImportProgress struct {
 	Day         string // YYYY-MM-DD (UTC) just done
 	Done, Total int    // days of this source done, and to do
 	Skipped     bool   // the day was already complete in the store
+	Unchanged   bool   // the day was read and already held exactly this
+	Refused     bool   // the day conflicts with the store: the import will be refused
 }
 
 // ImportStats sums up an import.
 type ImportStats struct {
-	Days    int   // days written
-	Skipped int   // days already complete, left as they were
-	Cells   int64 // OST samples written: per day, the OSTs with data times the cells from the first known to the last
-	Known   int64 // of those, the known ones
+	Days      int   // days written
+	Skipped   int   // days already complete, left as they were
+	Unchanged int   // days read again that held exactly what the source gives: not rewritten
+	Replaced  int64 // OST samples whose value another source had given, overwritten under Replace
+	// Resets are the counter resets met in the days read.
+	Resets []CounterReset
+	Cells  int64 // OST samples written: per day, the OSTs with data times the cells from the first known to the last
+	Known  int64 // of those, the known ones
 }
 
 // Import reads the sources into the store in dir, creating it if needed,
 // day by day (UTC days). The store's step is opts.Step, or the first
 // source's own sample width; every source is read on that grid. A day
-// already in the store is merged: each known sample of the source
-// replaces the store's, unknown ones leave it as it was, so importing the
-// same data again changes nothing, and sources of different OSTs (or
-// file systems) fill one store side by side. The context stops the
-// import between days; what was written stays readable.
+// already in the store is merged: the source's known samples fill the
+// store's unknown ones, so importing the same data again changes nothing
+// (a day that would not change is not rewritten), and sources of
+// different OSTs (or file systems) fill one store side by side.
+//
+// The store never changes silently: a known sample of another source
+// that the new one gives a different value (another file for the same
+// OSTs and times, the same file read in another zone under another name)
+// is a conflict, and the import is refused with the OSTs and the time
+// range named, the store left as it was, unless iopts.Replace; a source
+// imported again in another zone (opts.TZ) is refused whatever
+// iopts.Replace says. A source read again may change its own samples (a
+// growing log's last, partial interval). Counter resets are recorded in
+// the store and returned.
+//
+// The context stops the import between days; what was written stays
+// readable.
 func Import(ctx context.Context, dir string, specs []Spec, opts Options, iopts ImportOptions) (ImportStats, error) {
 	var stats ImportStats
 	w, unlock, err := openWriter(dir)
@@ -62,10 +86,113 @@ func Import(ctx context.Context, dir string, specs []Spec, opts Options, iopts I
 	defer unlock()
 	for _, spec := range specs {
 		if err := w.importSpec(ctx, spec, opts, iopts, &stats); err != nil {
-			return stats, err
+			return stats, w.finish(err)
 		}
 	}
-	return stats, nil
+	return stats, w.finish(nil)
+}
+
+// finish ends an import: a refused one puts the index back as it was and
+// removes the chunks it wrote; any other removes the chunks the new index
+// no longer names.
+func (w *storeWriter) finish(err error) error {
+	var ce *ConflictError
+	if errors.As(err, &ce) {
+		if rerr := w.rollback(); rerr != nil {
+			return fmt.Errorf("%v; putting the store back failed: %v", err, rerr)
+		}
+		return err
+	}
+	for _, f := range w.obsolete {
+		os.Remove(filepath.Join(w.dir, daysDir, f))
+	}
+	w.obsolete = nil
+	return err
+}
+
+// rollback writes the index the import started from and removes the
+// chunks the import wrote.
+func (w *storeWriter) rollback() error {
+	if w.orig == nil {
+		if err := os.Remove(filepath.Join(w.dir, indexName)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	} else {
+		tmp := filepath.Join(w.dir, indexName+".tmp")
+		if err := writeFileSync(tmp, w.orig); err != nil {
+			return err
+		}
+		if err := os.Rename(tmp, filepath.Join(w.dir, indexName)); err != nil {
+			return err
+		}
+		if err := safefile.SyncDir(w.dir); err != nil {
+			return err
+		}
+	}
+	for _, f := range w.written {
+		os.Remove(filepath.Join(w.dir, daysDir, f))
+	}
+	w.written, w.obsolete = nil, nil
+	return nil
+}
+
+// ConflictError is an import refused because its source gives other
+// values than the store holds for some OSTs and times.
+type ConflictError struct {
+	Source   string    // the source refused
+	Others   []string  // the sources the store's samples came from, when known
+	OSTs     []string  // the OSTs of the conflicting samples
+	From, To time.Time // the span of the conflicting samples
+	Samples  int64     // how many OST samples differ (read and write counted once)
+}
+
+func (e *ConflictError) Error() string {
+	osts := strings.Join(e.OSTs, ", ")
+	if len(e.OSTs) > 6 {
+		osts = strings.Join(e.OSTs[:3], ", ") + ", ..., " + e.OSTs[len(e.OSTs)-1]
+	}
+	others := "an earlier import"
+	if len(e.Others) > 0 {
+		others = strings.Join(e.Others, " and ")
+	}
+	return fmt.Sprintf("%s: %d OST samples differ from what the store holds from %s: %d OSTs (%s) from %s to %s; nothing was imported (--replace overwrites them with this source's)",
+		e.Source, e.Samples, others, len(e.OSTs), osts, e.From.UTC().Format("2006-01-02 15:04:05 MST"), e.To.UTC().Format("2006-01-02 15:04:05 MST"))
+}
+
+// conflicts gathers the samples a source would change.
+type conflicts struct {
+	osts     map[string]bool
+	others   map[string]bool
+	from, to int64
+	samples  int64
+}
+
+func (c *conflicts) add(ost string, at, end int64, others []string) {
+	if c.osts == nil {
+		c.osts, c.others, c.from, c.to = map[string]bool{}, map[string]bool{}, at, end
+	}
+	c.osts[ost] = true
+	for _, o := range others {
+		c.others[o] = true
+	}
+	c.from, c.to = min(c.from, at), max(c.to, end)
+	c.samples++
+}
+
+func (c *conflicts) err(source string) error {
+	if c.samples == 0 {
+		return nil
+	}
+	e := &ConflictError{Source: source, From: time.Unix(0, c.from), To: time.Unix(0, c.to), Samples: c.samples}
+	for o := range c.osts {
+		e.OSTs = append(e.OSTs, o)
+	}
+	for o := range c.others {
+		e.Others = append(e.Others, o)
+	}
+	sort.Strings(e.OSTs)
+	sort.Strings(e.Others)
+	return e
 }
 
 // openWriter creates the store's directories if needed, locks the store,
@@ -86,6 +213,11 @@ func openWriter(dir string) (*storeWriter, func(), error) {
 			return nil, nil, err
 		}
 		w.s = s
+		if w.orig, err = json.MarshalIndent(&s.idx, "", " "); err != nil {
+			unlock()
+			return nil, nil, err
+		}
+		w.orig = append(w.orig, '\n')
 	}
 	if err := w.cleanup(); err != nil {
 		unlock()
@@ -110,6 +242,13 @@ func lockStore(dir string) (func(), error) {
 type storeWriter struct {
 	dir string
 	s   *Store // nil until the first day is written to a new store
+	// orig is the index the import started from (nil: no store yet), to
+	// put back when the import is refused.
+	orig []byte
+	// written are the chunks this import wrote; obsolete those it
+	// replaced, removed when the import ends unrefused.
+	written, obsolete []string
+	id                string // the content identity of the source being imported
 }
 
 // cleanup removes what an interrupted import left: temporary files and
@@ -165,12 +304,34 @@ func (w *storeWriter) importSpec(ctx context.Context, spec Spec, opts Options, i
 	if w.s != nil {
 		opts.Step = time.Duration(w.s.idx.StepNS)
 	}
+	name, tz := sourceName(spec), ""
+	if spec.Kind == "lmt" || spec.Kind == "csv" {
+		// Their times may be written without a zone.
+		tz = opts.loc().String()
+	}
 	src, err := OpenSource(spec, opts)
 	if err != nil {
 		return err
 	}
 	defer src.Close()
-	return w.importSource(ctx, src, sourceName(spec), iopts, stats)
+	id := ""
+	if s, ok := src.(interface{ Identity() string }); ok {
+		id = s.Identity()
+	}
+	if w.s != nil {
+		for _, o := range w.s.idx.Origins {
+			if (o.Source == name || id != "" && o.ID == id) && o.TZ != tz {
+				what := "already in the store"
+				if o.Source != name {
+					what = "the same log as " + o.Source + ", already in the store"
+				}
+				return fmt.Errorf("%s: %s read in zone %s, now in %s: its times would move and its bytes count twice; import it with --tz %s (or into a new store)",
+					name, what, o.TZ, tz, o.TZ)
+			}
+		}
+	}
+	w.id = id
+	return w.importSource(ctx, src, name, tz, iopts, stats)
 }
 
 // ImportFrom imports one Source the caller made (the center simulator's
@@ -185,11 +346,12 @@ func ImportFrom(ctx context.Context, dir string, src Source, name string, iopts 
 		return stats, err
 	}
 	defer unlock()
-	err = w.importSource(ctx, src, name, iopts, &stats)
-	return stats, err
+	w.id = ""
+	err = w.importSource(ctx, src, name, "", iopts, &stats)
+	return stats, w.finish(err)
 }
 
-func (w *storeWriter) importSource(ctx context.Context, src Source, name string, iopts ImportOptions, stats *ImportStats) error {
+func (w *storeWriter) importSource(ctx context.Context, src Source, name, tz string, iopts ImportOptions, stats *ImportStats) error {
 	from, to, step, err := src.Span()
 	if err != nil {
 		return err
@@ -218,6 +380,14 @@ func (w *storeWriter) importSource(ctx context.Context, src Source, name string,
 		k = k0 + int64(n)
 	}
 	srcEnd := to.UnixNano()
+	osts, err := src.OSTs()
+	if err != nil {
+		return err
+	}
+	// The origins as they were: a sample is another source's when an
+	// origin of another name covers it.
+	origins := slices.Clone(w.s.idx.Origins)
+	var clash conflicts
 	for i, k0 := range days {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -225,22 +395,102 @@ func (w *storeWriter) importSource(ctx context.Context, src Source, name string,
 		_, n := dayCells(k0*st, st)
 		day := dayOf(k0 * st)
 		skip := !iopts.All && w.complete(day, name)
+		unchanged, clashes := stats.Unchanged, clash.samples
 		if !skip {
-			if err := w.importDay(src, name, k0, n, from, to, srcEnd, stats); err != nil {
+			// After the first conflict the days are only checked, so that
+			// the refusal names them all.
+			check := clash.samples > 0
+			if err := w.importDay(src, name, k0, n, from, to, srcEnd, origins, iopts.Replace, check, &clash, stats); err != nil {
 				return err
 			}
 		} else {
 			stats.Skipped++
 		}
 		if iopts.Progress != nil {
-			iopts.Progress(ImportProgress{Source: name, Day: day, Done: i + 1, Total: len(days), Skipped: skip})
+			iopts.Progress(ImportProgress{Source: name, Day: day, Done: i + 1, Total: len(days), Skipped: skip,
+				Unchanged: stats.Unchanged > unchanged, Refused: clash.samples > clashes})
 		}
 	}
-	if !slices.Contains(w.s.idx.Sources, name) && len(w.s.idx.Days) > 0 {
+	if err := clash.err(name); err != nil {
+		return err
+	}
+	changed := false
+	if rr, ok := src.(ResetReporter); ok {
+		for _, r := range rr.CounterResets() {
+			if r.Before.Before(from) || !r.Before.Before(to) {
+				continue
+			}
+			stats.Resets = append(stats.Resets, r)
+			sr := storeReset{OST: r.OST, AfterNS: r.After.UnixNano(), BeforeNS: r.Before.UnixNano(), Source: name}
+			if !slices.ContainsFunc(w.s.idx.Resets, func(x storeReset) bool { return x.OST == sr.OST && x.BeforeNS == sr.BeforeNS }) {
+				w.s.idx.Resets = append(w.s.idx.Resets, sr)
+				changed = true
+			}
+		}
+		slices.SortFunc(w.s.idx.Resets, func(a, b storeReset) int {
+			if c := cmpInt64(a.BeforeNS, b.BeforeNS); c != 0 {
+				return c
+			}
+			return cmpString(a.OST, b.OST)
+		})
+	}
+	if len(w.s.idx.Days) == 0 {
+		return nil
+	}
+	if w.addOrigin(storeOrigin{Source: name, ID: w.id, TZ: tz, OSTs: osts, FromNS: from.UnixNano(), ToNS: to.UnixNano()}) {
+		changed = true
+	}
+	if !slices.Contains(w.s.idx.Sources, name) {
 		w.s.idx.Sources = append(w.s.idx.Sources, name)
+		changed = true
+	}
+	if changed {
 		return w.writeIndex()
 	}
 	return nil
+}
+
+// addOrigin records what a source brought, widening its earlier record;
+// it tells whether the index changed.
+func (w *storeWriter) addOrigin(o storeOrigin) bool {
+	for i := range w.s.idx.Origins {
+		old := &w.s.idx.Origins[i]
+		if old.Source != o.Source {
+			continue
+		}
+		changed := false
+		for _, n := range o.OSTs {
+			if !slices.Contains(old.OSTs, n) {
+				old.OSTs = append(old.OSTs, n)
+				changed = true
+			}
+		}
+		if o.FromNS < old.FromNS {
+			old.FromNS, changed = o.FromNS, true
+		}
+		if o.ToNS > old.ToNS {
+			old.ToNS, changed = o.ToNS, true
+		}
+		return changed
+	}
+	w.s.idx.Origins = append(w.s.idx.Origins, o)
+	return true
+}
+
+// othersAt lists the sources other than name that brought ost's data at
+// ns; nil when none is known to (a store written before origins were
+// recorded knows none: every different sample is then a conflict).
+func othersAt(origins []storeOrigin, name, ost string, ns int64) (others []string, self bool) {
+	for i := range origins {
+		if origins[i].covers(ost, ns) {
+			if origins[i].Source == name {
+				self = true
+			} else {
+				others = append(others, origins[i].Source)
+			}
+		}
+	}
+	return others, self
 }
 
 // complete tells whether the store's day holds the source in full.
@@ -253,8 +503,12 @@ func (w *storeWriter) complete(day, source string) bool {
 	return false
 }
 
-// importDay merges one day of a source into the store.
-func (w *storeWriter) importDay(src Source, name string, k0 int64, n int, from, to time.Time, srcEnd int64, stats *ImportStats) error {
+// importDay merges one day of a source into the store. A known sample
+// that another source gave a different value is a conflict: noted in
+// clash, and the day is not written unless replace. With check, the day
+// is only checked.
+func (w *storeWriter) importDay(src Source, name string, k0 int64, n int, from, to time.Time, srcEnd int64,
+	origins []storeOrigin, replace, check bool, clash *conflicts, stats *ImportStats) error {
 	st := w.s.idx.StepNS
 	a, b := time.Unix(0, k0*st), time.Unix(0, (k0+int64(n))*st)
 	if a.Before(from) {
@@ -298,6 +552,7 @@ func (w *storeWriter) importDay(src Source, name string, k0 int64, n int, from, 
 		}
 	}
 	var complete []string
+	oldVersion := 0
 	if old >= 0 {
 		dd, err := readChunk(filepath.Join(w.dir, daysDir, w.s.idx.Days[old].File), w.s.pos, len(w.s.idx.OSTs), w.s.idx.StepNS)
 		if err != nil {
@@ -310,8 +565,26 @@ func (w *storeWriter) importDay(src Source, name string, k0 int64, n int, from, 
 			read[pos[o]], write[pos[o]] = dd.read[i], dd.write[i]
 		}
 		complete = slices.Clone(w.s.idx.Days[old].Complete)
+		oldVersion = dd.version
 	}
 	off := int(r.Index(time.Unix(0, k0*st)))
+	sec := float64(st) / 1e9
+	changed, before := false, clash.samples
+	// merge puts a known sample v over the store's old one, telling
+	// whether it differs from another source's.
+	merge := func(old *float64, v float64) (differs bool) {
+		if math.IsNaN(v) {
+			return false
+		}
+		switch {
+		case math.IsNaN(*old):
+			changed = true
+		case cellBytes(*old, sec) != cellBytes(v, sec):
+			changed, differs = true, true
+		}
+		*old = v
+		return differs
+	}
 	for i, o := range r.OSTs {
 		j := pos[o]
 		if read[j] == nil {
@@ -322,13 +595,32 @@ func (w *storeWriter) importDay(src Source, name string, k0 int64, n int, from, 
 			if c < 0 || c >= n {
 				continue
 			}
-			if v := r.Read[i][t]; !math.IsNaN(v) {
-				read[j][c] = v
-			}
-			if v := r.Write[i][t]; !math.IsNaN(v) {
-				write[j][c] = v
+			dr := merge(&read[j][c], r.Read[i][t])
+			dw := merge(&write[j][c], r.Write[i][t])
+			if dr || dw {
+				at := (k0 + int64(c)) * st
+				if others, self := othersAt(origins, name, o, at); len(others) > 0 || !self {
+					if replace {
+						stats.Replaced++
+					} else {
+						clash.add(o, at, at+st, others)
+					}
+				}
 			}
 		}
+	}
+	if check || clash.samples > before {
+		return nil // refused: nothing written
+	}
+	if old >= 0 && !changed && oldVersion == storeVersion {
+		// The day holds exactly this already; only its completeness may be
+		// news. (A version 1 chunk is written again in the new layout.)
+		stats.Unchanged++
+		if srcEnd >= (k0+int64(n))*st && !slices.Contains(complete, name) {
+			w.s.setComplete(day, append(complete, name))
+			return w.writeIndex()
+		}
+		return nil
 	}
 	for i := range names {
 		if read[i] == nil {
@@ -373,6 +665,7 @@ func (w *storeWriter) importDay(src Source, name string, k0 int64, n int, from, 
 	if err := writeFileSync(filepath.Join(w.dir, daysDir, d.File), body); err != nil {
 		return err
 	}
+	w.written = append(w.written, d.File)
 	stats.Days++
 	stats.Cells += d.Samples
 	// The index names the new chunk only now that it is on disk.
@@ -392,7 +685,9 @@ func (w *storeWriter) importDay(src Source, name string, k0 int64, n int, from, 
 		return err
 	}
 	if oldFile != "" {
-		os.Remove(filepath.Join(w.dir, daysDir, oldFile))
+		// Removed when the import ends, unless it is refused and this
+		// index put back.
+		w.obsolete = append(w.obsolete, oldFile)
 	}
 	w.s.dropCache()
 	return nil

@@ -34,15 +34,20 @@ func ReadJobs(path string, opts Options) ([]Job, error) {
 		if err != nil {
 			return nil, err
 		}
+		files := 0
 		for _, e := range ents {
 			if !e.Type().IsRegular() || strings.HasPrefix(e.Name(), ".") {
 				continue
 			}
+			files++
 			js, err := readJobsFile(filepath.Join(path, e.Name()), &opts)
 			if err != nil {
 				return nil, err
 			}
 			jobs = append(jobs, js...)
+		}
+		if files == 0 {
+			return nil, unknownJobLog{fmt.Errorf("%s: empty directory: no job log in it", path)}
 		}
 	} else if jobs, err = readJobsFile(path, &opts); err != nil {
 		return nil, err
@@ -63,6 +68,21 @@ func sortJobs(jobs []Job) []Job {
 }
 
 const sqliteMagic = "SQLite format 3\x00"
+
+// unknownJobLog is the error of a file that is not a job log of any
+// format ReadJobs knows, as opposed to a job log with a bad record.
+type unknownJobLog struct{ error }
+
+func (u unknownJobLog) Unwrap() error { return u.error }
+
+// IsUnknownJobLog tells whether ReadJobs failed because the file is not
+// a job log at all (no format recognised, an empty directory), rather
+// than because a job log it recognised has a bad record: a command that
+// tries a path as a job log reports the latter error.
+func IsUnknownJobLog(err error) bool {
+	var u unknownJobLog
+	return errors.As(err, &u)
+}
 
 func readJobsFile(path string, opts *Options) ([]Job, error) {
 	f, err := os.Open(path)
@@ -94,7 +114,7 @@ func readJobsText(path string, r io.Reader, opts *Options) ([]Job, error) {
 	for {
 		line, err := br.Peek(1)
 		if err != nil {
-			return nil, fmt.Errorf("%s: empty job log", path)
+			return nil, unknownJobLog{fmt.Errorf("%s: empty job log", path)}
 		}
 		if line[0] == '\n' || line[0] == '\r' {
 			br.ReadByte()
@@ -112,7 +132,7 @@ func readJobsText(path string, r io.Reader, opts *Options) ([]Job, error) {
 	case bytes.IndexByte(first, '|') >= 0:
 		return readSacct(path, br, opts)
 	}
-	return nil, fmt.Errorf("%s: line 1: not a sacct --parsable2 header, a Torque accounting record or a jobs SQLite database", path)
+	return nil, unknownJobLog{fmt.Errorf("%s: line 1: not a sacct --parsable2 header, a Torque accounting record or a jobs SQLite database", path)}
 }
 
 // lineScanner reads lines of any length, counting them, and keeps the
@@ -148,12 +168,16 @@ func (s *lineScanner) next() bool {
 	}
 }
 
-// ReadJobsDB reads pytokio's jobs SQLite database: table summary with
-// stepid, hostname, start and completion (Unix seconds) and numnodes.
-// The table records no user and no job name, so every job is given the
-// user "unknown" and the name of the system it ran on (hostname): the
-// applications of such a log are (system, node count), enough to list the
-// jobs and to cut windows, too coarse to tell applications apart.
+// ReadJobsDB reads a jobs SQLite database in the layout of pytokio's
+// NERSC jobs cache: table summary with stepid, start and completion (Unix
+// seconds) and numnodes. The application is taken from the executable
+// (column exe, executable or command: its base name) or else the job
+// name (jobname, job_name or name), and the user from user, username or
+// uid, when the table has such columns. pytokio's own cache has none
+// (its columns are stepid, hostname, start, completion, numnodes):
+// the user and the name are then "unknown". The host name is never taken
+// as the application: it names the system every job ran on, so that it
+// would make all jobs of a node count one application.
 func ReadJobsDB(path string, opts Options) ([]Job, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, err
@@ -163,16 +187,34 @@ func ReadJobsDB(path string, opts Options) ([]Job, error) {
 		return nil, fmt.Errorf("%s: %v", path, err)
 	}
 	defer db.Close()
-	rows, err := db.Query("SELECT stepid, hostname, start, completion, numnodes FROM summary")
+	cols, err := tableColumns(db, "summary")
+	if err != nil {
+		return nil, fmt.Errorf("%s: table summary: %v", path, err)
+	}
+	if len(cols) == 0 {
+		return nil, unknownJobLog{fmt.Errorf("%s: no table summary: not a jobs database", path)}
+	}
+	pick := func(names ...string) string {
+		for _, n := range names {
+			for _, c := range cols {
+				if strings.EqualFold(c, n) {
+					return `"` + c + `"`
+				}
+			}
+		}
+		return "NULL"
+	}
+	exe, jobName, user := pick("exe", "executable", "command"), pick("jobname", "job_name", "name"), pick("user", "username", "uid")
+	rows, err := db.Query("SELECT stepid, start, completion, numnodes, " + exe + ", " + jobName + ", " + user + " FROM summary")
 	if err != nil {
 		return nil, fmt.Errorf("%s: table summary: %v", path, err)
 	}
 	defer rows.Close()
 	var jobs []Job
 	for row := 1; rows.Next(); row++ {
-		var id, host sql.NullString
+		var id, ex, jn, us sql.NullString
 		var start, end, nodes sql.NullInt64
-		err := rows.Scan(&id, &host, &start, &end, &nodes)
+		err := rows.Scan(&id, &start, &end, &nodes, &ex, &jn, &us)
 		if err == nil {
 			switch {
 			case !id.Valid || id.String == "":
@@ -191,17 +233,42 @@ func ReadJobsDB(path string, opts Options) ([]Job, error) {
 			}
 			continue
 		}
-		name := host.String
-		if name == "" {
-			name = "unknown"
+		name := "unknown"
+		if e := strings.TrimSpace(ex.String); e != "" {
+			name = filepath.Base(strings.Fields(e)[0])
+		} else if n := strings.TrimSpace(jn.String); n != "" {
+			name = n
 		}
-		jobs = append(jobs, Job{ID: id.String, User: "unknown", Name: name, Nodes: int(nodes.Int64),
+		owner := "unknown"
+		if u := strings.TrimSpace(us.String); u != "" {
+			owner = u
+		}
+		jobs = append(jobs, Job{ID: id.String, User: owner, Name: name, Nodes: int(nodes.Int64),
 			Start: time.Unix(start.Int64, 0), End: time.Unix(end.Int64, 0)})
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("%s: table summary: %v", path, err)
 	}
 	return sortJobs(jobs), nil
+}
+
+// tableColumns lists a SQLite table's columns; none when it does not
+// exist.
+func tableColumns(db *sql.DB, table string) ([]string, error) {
+	rows, err := db.Query("SELECT name FROM pragma_table_info(?)", table)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var cols []string
+	for rows.Next() {
+		var c string
+		if err := rows.Scan(&c); err != nil {
+			return nil, err
+		}
+		cols = append(cols, c)
+	}
+	return cols, rows.Err()
 }
 
 // jobTime reads a job log's time, where "Unknown", "None" and an empty

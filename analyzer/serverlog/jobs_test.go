@@ -240,9 +240,11 @@ func TestReadTorque(t *testing.T) {
 }
 
 // TestReadJobsDB proves the reader of pytokio's jobs SQLite on the real
-// file: all 485 jobs, their times and node counts as stored, and the
-// application formed from the system's name since the table has no user
-// or job name.
+// file: all 485 jobs, their times and node counts as stored, and no
+// application made up: the table (stepid, hostname, start, completion,
+// numnodes, as pytokio's cache defines it) has no executable, job name or
+// user, so they are "unknown", never the host name, which is the system
+// every job ran on.
 func TestReadJobsDB(t *testing.T) {
 	path := interop.Path(t, "jobs/sample_nersc_jobsdb.sqlite3")
 	jobs, err := ReadJobs(path, Options{})
@@ -261,7 +263,7 @@ func TestReadJobsDB(t *testing.T) {
 		if j.ID == "4472230.edison" {
 			found = true
 			if j.Start.Unix() != 1490000045 || j.End.Unix() != 1490000984 || j.Nodes != 1 ||
-				j.App() != (App{User: "unknown", Name: "edison", Nodes: 1}) {
+				j.App() != (App{User: "unknown", Name: "unknown", Nodes: 1}) {
 				t.Errorf("job 4472230.edison: %+v", j)
 			}
 		}
@@ -368,7 +370,7 @@ func TestReadJobsDBBadRows(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := ReadJobs(path, Options{}); err == nil || !strings.Contains(err.Error(), path+": table summary: ") {
+	if _, err := ReadJobs(path, Options{}); err == nil || err.Error() != path+": no table summary: not a jobs database" || !IsUnknownJobLog(err) {
 		t.Errorf("missing table: %v", err)
 	}
 	for _, q := range []string{
@@ -385,7 +387,52 @@ func TestReadJobsDBBadRows(t *testing.T) {
 	}
 	var bad BadRows
 	jobs, err := ReadJobs(path, Options{SkipBad: true, Bad: &bad})
-	if err != nil || len(jobs) != 2 || bad.Count() != 1 || jobs[1].App() != (App{"unknown", "x", 4}) {
+	if err != nil || len(jobs) != 2 || bad.Count() != 1 || jobs[1].App() != (App{"unknown", "unknown", 4}) {
 		t.Errorf("SkipBad: %v, %+v, %d bad", err, jobs, bad.Count())
+	}
+}
+
+// TestReadJobsDBApplication proves that a jobs table with an executable,
+// a job name or a user gives the application from them: the executable's
+// base name first (its arguments dropped), the job name when there is no
+// executable, never the host name.
+func TestReadJobsDBApplication(t *testing.T) {
+	for _, c := range []struct {
+		schema, row string
+		want        App
+	}{
+		{"stepid, hostname, start, completion, numnodes, exe, jobname, username",
+			"'1.c', 'cori', 100, 200, 8, '/global/u/vasp/bin/vasp_std -n 4', 'relax', 'alice'", App{"alice", "vasp_std", 8}},
+		{"stepid, hostname, start, completion, numnodes, JobName, uid",
+			"'2.c', 'cori', 100, 200, 2, 'wrf-run', '1001'", App{"1001", "wrf-run", 2}},
+		{"stepid, hostname, start, completion, numnodes, executable",
+			"'3.c', 'cori', 100, 200, 1, '', ", App{"unknown", "unknown", 1}},
+	} {
+		path := filepath.Join(t.TempDir(), "jobs.sqlite3")
+		db, err := sql.Open("sqlite", sqliteURI(path, false))
+		if err != nil {
+			t.Fatal(err)
+		}
+		row := strings.TrimSuffix(c.row, ", ")
+		for _, q := range []string{"CREATE TABLE summary(" + c.schema + ")", "INSERT INTO summary VALUES (" + row + ")"} {
+			if _, err := db.Exec(q); err != nil {
+				t.Fatal(q, err)
+			}
+		}
+		db.Close()
+		jobs, err := ReadJobs(path, Options{})
+		if err != nil || len(jobs) != 1 || jobs[0].App() != c.want {
+			t.Errorf("%s: %v %+v, want %v", c.schema, err, jobs, c.want)
+		}
+	}
+}
+
+// TestReadJobsEmptyDirectory proves that a directory without a file is
+// not read as a job log of no jobs.
+func TestReadJobsEmptyDirectory(t *testing.T) {
+	dir := t.TempDir()
+	_, err := ReadJobs(dir, Options{})
+	if err == nil || err.Error() != dir+": empty directory: no job log in it" || !IsUnknownJobLog(err) {
+		t.Errorf("empty directory: %v", err)
 	}
 }

@@ -1,7 +1,9 @@
 package serverlog
 
 import (
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
@@ -197,8 +199,12 @@ type lmtLog struct {
 	// badTS are the TS_IDs whose TIMESTAMP_INFO row was left out under
 	// SkipBad: their OST_DATA rows go with them, uncounted.
 	badTS map[int64]bool
-	step  time.Duration
-	query *sql.Stmt
+	// afterDropped are the TS_IDs whose reading follows one left out as
+	// out of time order: the interval that ends there is unknown.
+	afterDropped map[int64]bool
+	step         time.Duration
+	ident        string
+	query        *sql.Stmt
 }
 
 type tsRow struct{ id, t int64 }
@@ -300,6 +306,15 @@ func (l *lmtLog) loadTimes() error {
 		return l.tableErr("TIMESTAMP_INFO", err)
 	}
 	fixRepeatedHour(l.times, loc)
+	if len(l.times) > 0 {
+		// Whatever the zone it is read in and wherever the file is: the
+		// OSTs and the first timestamp as LMT wrote it.
+		first := l.times[0]
+		h := sha256.Sum256([]byte(strings.Join(l.ost, "\n") + "\n" + strconv.FormatInt(first.id, 10) + " " +
+			time.Unix(0, first.t).In(loc).Format("2006-01-02 15:04:05.999999999")))
+		l.ident = "lmt:" + hex.EncodeToString(h[:12])
+	}
+	l.dropDisordered()
 	for _, x := range l.times {
 		l.byID[x.id] = x.t
 	}
@@ -354,6 +369,88 @@ func fixRepeatedHour(rows []tsRow, loc *time.Location) {
 			}
 		}
 	}
+}
+
+// dropDisordered leaves out the timestamps (sorted by TS_ID, the order
+// LMT took them in) that go back in time or repeat a time: the fewest
+// rows whose removal leaves the times strictly increasing. A counter
+// read at a wrong time would move bytes between intervals, or, read
+// before the reading it followed, look like a reset and add the bytes of
+// the intervals around it twice. The OST_DATA rows of the timestamps left
+// out are passed over, and the interval ending at the next timestamp is
+// unknown, so that no byte is put in an interval it may not belong to.
+// The caller is warned with the count.
+func (l *lmtLog) dropDisordered() {
+	keep := increasingSubsequence(l.times)
+	if len(keep) == len(l.times) {
+		return
+	}
+	kept := make([]bool, len(l.times))
+	for _, i := range keep {
+		kept[i] = true
+	}
+	var out []tsRow
+	var dropped []int64
+	l.afterDropped = map[int64]bool{}
+	after := false
+	for i, x := range l.times {
+		if !kept[i] {
+			dropped = append(dropped, x.id)
+			l.badTS[x.id] = true
+			after = true
+			continue
+		}
+		if after {
+			l.afterDropped[x.id] = true
+			after = false
+		}
+		out = append(out, x)
+	}
+	ids := dropped
+	more := ""
+	if len(ids) > 5 {
+		ids, more = ids[:5], ", ..."
+	}
+	l.opts.warn(fmt.Sprintf("%s: table TIMESTAMP_INFO: %d timestamps out of time order or repeating an earlier time (TS_ID %s%s) left out; the intervals around them are unknown",
+		l.src, len(dropped), joinInts(ids), more))
+	l.times = out
+}
+
+// increasingSubsequence returns the indices of a longest subsequence of
+// rows whose times strictly increase (patience sorting, n log n).
+func increasingSubsequence(rows []tsRow) []int {
+	var tails []int // tails[k]: index of the smallest last time of a run of k+1
+	prev := make([]int, len(rows))
+	for i, x := range rows {
+		k := sort.Search(len(tails), func(j int) bool { return rows[tails[j]].t >= x.t })
+		prev[i] = -1
+		if k > 0 {
+			prev[i] = tails[k-1]
+		}
+		if k == len(tails) {
+			tails = append(tails, i)
+		} else {
+			tails[k] = i
+		}
+	}
+	out := make([]int, len(tails))
+	for i, k := len(tails)-1, -1; i >= 0; i-- {
+		if k < 0 {
+			k = tails[i]
+		} else {
+			k = prev[k]
+		}
+		out[i] = k
+	}
+	return out
+}
+
+func joinInts(v []int64) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = strconv.FormatInt(x, 10)
+	}
+	return strings.Join(s, ", ")
 }
 
 // lmtTime scans TIMESTAMP: text in the reader's zone, a DATETIME the
@@ -432,6 +529,10 @@ func (c *counter) parse(s string) error {
 
 func (l *lmtLog) names() []string { return l.ost }
 
+func (l *lmtLog) what() string { return l.src }
+
+func (l *lmtLog) identity() string { return l.ident }
+
 func (l *lmtLog) bounds() (int64, int64, time.Duration) {
 	return l.times[0].t, l.times[len(l.times)-1].t, l.step
 }
@@ -456,7 +557,7 @@ func (l *lmtLog) readings(from, to int64) ([][]reading, error) {
 		if err != nil {
 			return nil, err
 		}
-		out[i] = sortReadings(rs)
+		out[i], _, _ = sortReadings(rs)
 	}
 	return out, nil
 }
@@ -486,7 +587,7 @@ func (l *lmtLog) ostReadings(ost, idLo, idHi, from, to int64) ([]reading, error)
 			continue
 		}
 		if t >= from && t <= to {
-			rs = append(rs, reading{t: t, r: r.v, w: w.v})
+			rs = append(rs, reading{t: t, r: r.v, w: w.v, gap: l.afterDropped[id.Int64]})
 		}
 	}
 	if err := rows.Err(); err != nil {

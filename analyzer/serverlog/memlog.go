@@ -15,16 +15,25 @@ type memLog struct {
 	first int64
 	last  int64
 	step  time.Duration
+	src   string
+	// disordered and repeated count the readings that were out of time
+	// order and that repeated a time.
+	disordered, repeated int
 }
+
+func (m *memLog) repairs() (int, int) { return m.disordered, m.repeated }
 
 // newMemLog sorts the readings, finds the bounds and the native step (the
 // median interval of the OST with the most readings). what names the
 // source in errors.
 func newMemLog(what string, ost []string, rs [][]reading) (*memLog, error) {
-	m := &memLog{ost: ost, rs: rs, first: math.MaxInt64, last: math.MinInt64}
+	m := &memLog{ost: ost, rs: rs, first: math.MaxInt64, last: math.MinInt64, src: what}
 	longest := -1
 	for i := range rs {
-		rs[i] = sortReadings(rs[i])
+		var dis, rep int
+		rs[i], dis, rep = sortReadings(rs[i])
+		m.disordered += dis
+		m.repeated += rep
 		if len(rs[i]) == 0 {
 			continue
 		}
@@ -49,6 +58,8 @@ func newMemLog(what string, ost []string, rs [][]reading) (*memLog, error) {
 }
 
 func (m *memLog) names() []string { return m.ost }
+
+func (m *memLog) what() string { return m.src }
 
 func (m *memLog) bounds() (int64, int64, time.Duration) { return m.first, m.last, m.step }
 

@@ -8,8 +8,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -188,6 +190,24 @@ type Flags struct {
 	DefaultsFile string
 	// Bad counts the rows left out under --skip-bad, over every read.
 	Bad BadRows
+
+	mu       sync.Mutex
+	warnings []string
+}
+
+// Warnings returns what the readers repaired, each message once.
+func (f *Flags) Warnings() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.warnings)
+}
+
+func (f *Flags) addWarning(msg string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !slices.Contains(f.warnings, msg) {
+		f.warnings = append(f.warnings, msg)
+	}
 }
 
 // Register adds the source flags and the reading options to fs; withJobs
@@ -210,7 +230,8 @@ func (f *Flags) Register(fs *flag.FlagSet, withJobs bool) {
 
 // Options are the reading options the flags give.
 func (f *Flags) Options() (Options, error) {
-	o := Options{SkipBad: f.SkipBad, Bad: &f.Bad, PerInterval: f.Rates, Step: f.Step, MaxInterval: f.MaxIv, MySQLDefaultsFile: f.DefaultsFile}
+	o := Options{SkipBad: f.SkipBad, Bad: &f.Bad, PerInterval: f.Rates, Step: f.Step, MaxInterval: f.MaxIv,
+		MySQLDefaultsFile: f.DefaultsFile, Warn: f.addWarning}
 	if f.TZ != "" {
 		loc, err := time.LoadLocation(f.TZ)
 		if err != nil {
@@ -275,6 +296,9 @@ func (f *Flags) ReadJobs() ([]Job, error) {
 
 // Report writes how many bad rows were skipped, if any, to w.
 func (f *Flags) Report(w io.Writer) {
+	for _, m := range f.Warnings() {
+		fmt.Fprintf(w, "warning: %s\n", m)
+	}
 	if n := f.Bad.Count(); n > 0 {
 		fmt.Fprintf(w, "warning: %s\n", f.Bad.String())
 	}

@@ -47,6 +47,10 @@ type Options struct {
 	// Warnings receives warnings (a password given in an address); nil
 	// means os.Stderr.
 	Warnings io.Writer
+	// Warn, when set, is told what a reader repaired instead of
+	// refusing: timestamps out of order or repeated, left out. A command
+	// prints these; nil drops them.
+	Warn func(msg string)
 }
 
 func (o *Options) warnings() io.Writer {
@@ -54,6 +58,12 @@ func (o *Options) warnings() io.Writer {
 		return os.Stderr
 	}
 	return o.Warnings
+}
+
+func (o *Options) warn(msg string) {
+	if o != nil && o.Warn != nil {
+		o.Warn(msg)
+	}
 }
 
 // DefaultMaxRate is the default Options.MaxRate: 1 TB/s for one OST,

@@ -78,6 +78,41 @@ type storeIndex struct {
 	Days    []storeDay `json:"days"`
 	Gen     int64      `json:"generation"`
 	Sources []string   `json:"sources,omitempty"` // what was imported, as flags
+	// Origins says, per source, the zone its times were read in and the
+	// OSTs and times it brought, so that a later import can tell a
+	// source read again from different data for the same OSTs and times.
+	Origins []storeOrigin `json:"origins,omitempty"`
+	// Resets are the counter resets the imports met.
+	Resets []storeReset `json:"counter_resets,omitempty"`
+}
+
+// storeOrigin is one source of a store.
+type storeOrigin struct {
+	Source string `json:"source"`
+	// ID names the source's content where it can tell (the same LMT
+	// database copied elsewhere has the same ID).
+	ID string `json:"id,omitempty"`
+	// TZ is the zone of the source's times written without one; empty
+	// when its times carry their zone (Unix times) or it was imported
+	// from memory.
+	TZ     string   `json:"tz,omitempty"`
+	OSTs   []string `json:"osts"`
+	FromNS int64    `json:"from_ns"`
+	ToNS   int64    `json:"to_ns"`
+}
+
+// covers tells whether the origin brought data of ost at ns (within the
+// span it was imported over).
+func (o *storeOrigin) covers(ost string, ns int64) bool {
+	return ns >= o.FromNS && ns < o.ToNS && slices.Contains(o.OSTs, ost)
+}
+
+// storeReset is a counter reset an import met.
+type storeReset struct {
+	OST      string `json:"ost"`
+	AfterNS  int64  `json:"after_ns"`
+	BeforeNS int64  `json:"before_ns"`
+	Source   string `json:"source"`
 }
 
 type storeDay struct {
@@ -114,6 +149,7 @@ type Store struct {
 // (nil: no data for that OST that day).
 type dayData struct {
 	file        string
+	version     int // of the chunk
 	start       int64
 	cells       int
 	read, write [][]float64
@@ -577,7 +613,7 @@ func decodeChunk(b []byte, pos map[string]int, n int, step int64) (*dayData, err
 	if err != nil {
 		return nil, err
 	}
-	dd := &dayData{start: h.start, cells: h.cells, read: make([][]float64, n), write: make([][]float64, n)}
+	dd := &dayData{version: h.version, start: h.start, cells: h.cells, read: make([][]float64, n), write: make([][]float64, n)}
 	back := make([]float64, 2*len(h.cols)*h.cells)
 	for i, j := range h.cols {
 		dd.read[j] = back[2*i*h.cells : (2*i+1)*h.cells : (2*i+1)*h.cells]
@@ -765,6 +801,9 @@ func dayCells(ns, step int64) (k0 int64, n int) {
 // info describes the store for iopred serverlog info.
 func (s *Store) info() storeInfo {
 	in := storeInfo{Dir: s.dir, Days: len(s.idx.Days), OSTs: len(s.idx.OSTs), Sources: s.idx.Sources}
+	for _, r := range s.idx.Resets {
+		in.Resets = append(in.Resets, CounterReset{OST: r.OST, After: time.Unix(0, r.AfterNS).UTC(), Before: time.Unix(0, r.BeforeNS).UTC()})
+	}
 	if b, err := os.Stat(filepath.Join(s.dir, indexName)); err == nil {
 		in.Bytes += b.Size()
 	}
@@ -783,4 +822,5 @@ type storeInfo struct {
 	Bytes, Samples        int64
 	ReadBytes, WriteBytes float64
 	Sources               []string
+	Resets                []CounterReset
 }

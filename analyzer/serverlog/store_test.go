@@ -86,17 +86,22 @@ func TestStoreRoundTrip(t *testing.T) {
 	st.Close()
 
 	// Again: the first day is complete and skipped, the second (the
-	// source ends in it) is read again, to the same samples.
+	// source ends in it) is read again, to the same samples, and not
+	// rewritten: the index and the chunks stay byte for byte.
+	idx0, _ := os.ReadFile(filepath.Join(dir, indexName))
 	stats, err = Import(context.Background(), dir, []Spec{{Path: lmt}}, Options{TZ: time.UTC}, ImportOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if stats.Days != 1 || stats.Skipped != 1 {
-		t.Errorf("re-import: %+v, want 1 day written and 1 skipped", stats)
+	if stats.Days != 0 || stats.Skipped != 1 || stats.Unchanged != 1 {
+		t.Errorf("re-import: %+v, want 0 days written, 1 skipped and 1 unchanged", stats)
 	}
 	stats, err = Import(context.Background(), dir, []Spec{{Path: lmt}}, Options{TZ: time.UTC}, ImportOptions{All: true})
-	if err != nil || stats.Days != 2 {
-		t.Errorf("re-import of all: %+v, %v", stats, err)
+	if err != nil || stats.Days != 0 || stats.Unchanged != 2 {
+		t.Errorf("re-import of all: %+v, %v; want 2 days unchanged", stats, err)
+	}
+	if idx1, _ := os.ReadFile(filepath.Join(dir, indexName)); string(idx1) != string(idx0) {
+		t.Errorf("re-imports changed the index:\n%s\nwas\n%s", idx1, idx0)
 	}
 	st2, err := OpenStore(dir, Options{})
 	if err != nil {

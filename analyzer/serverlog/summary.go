@@ -29,6 +29,8 @@ type Summary struct {
 	ReadBytes  float64  `json:"read_bytes,omitempty"`
 	WriteBytes float64  `json:"write_bytes,omitempty"`
 	Sources    []string `json:"sources,omitempty"`
+	// Resets are the counter resets the store's imports met.
+	Resets []CounterReset `json:"counter_resets,omitempty"`
 }
 
 // Describe opens the log spec names and sums it up, without reading its
@@ -61,7 +63,7 @@ func Describe(spec Spec, opts Options) (*Summary, error) {
 	s.Samples = int64(to.Sub(from)/step) * int64(len(osts))
 	if st, ok := src.(*Store); ok {
 		in := st.info()
-		s.Days, s.ReadBytes, s.WriteBytes, s.Sources = in.Days, in.ReadBytes, in.WriteBytes, in.Sources
+		s.Days, s.ReadBytes, s.WriteBytes, s.Sources, s.Resets = in.Days, in.ReadBytes, in.WriteBytes, in.Sources, in.Resets
 		s.SizeBytes, s.Samples = in.Bytes, in.Samples
 	} else if !IsMySQL(spec.Path) {
 		s.SizeBytes = diskSize(spec.Path)
@@ -113,6 +115,22 @@ func (s *Summary) Text(loc *time.Location) string {
 		fmt.Fprintf(&b, "  moved  %s read, %s written\n", humanBytes(s.ReadBytes), humanBytes(s.WriteBytes))
 		for _, src := range s.Sources {
 			fmt.Fprintf(&b, "  from   %s\n", src)
+		}
+		osts := map[string]bool{}
+		for _, r := range s.Resets {
+			osts[r.OST] = true
+		}
+		if len(s.Resets) == 0 {
+			fmt.Fprintf(&b, "  resets none\n")
+		} else {
+			fmt.Fprintf(&b, "  resets %d counter resets on %d OSTs\n", len(s.Resets), len(osts))
+		}
+		for i, r := range s.Resets {
+			if i == 20 {
+				fmt.Fprintf(&b, "         ... %d more\n", len(s.Resets)-i)
+				break
+			}
+			fmt.Fprintf(&b, "         %s between %s and %s\n", r.OST, r.After.In(loc).Format("2006-01-02 15:04:05 MST"), r.Before.In(loc).Format("2006-01-02 15:04:05 MST"))
 		}
 	}
 	return b.String()

@@ -138,7 +138,27 @@ func aidLearn(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	in.Source, in.SourceName, in.Jobs = src, spec.String(), jobs
+	// --from and --to hold to the sample, not to the UTC days the
+	// learner reads: the rates outside are cut off, and so are the runs
+	// that started outside.
+	var clipped serverlog.Source = src
+	if !in.From.IsZero() || !in.To.IsZero() {
+		clipped = serverlog.Clip(src, in.From, in.To)
+		kept := jobs[:0:0]
+		for _, j := range jobs {
+			if (in.From.IsZero() || !j.Start.Before(in.From)) && (in.To.IsZero() || j.Start.Before(in.To)) {
+				kept = append(kept, j)
+			}
+		}
+		if len(kept) == 0 && len(jobs) > 0 {
+			return fmt.Errorf("%s: none of its %d jobs started between --from and --to", f.Jobs, len(jobs))
+		}
+		jobs = kept
+	}
+	if err := serverlog.CheckOverlap(clipped, spec.String(), jobs, f.Jobs); err != nil {
+		return err
+	}
+	in.Source, in.SourceName, in.Jobs = clipped, spec.String(), jobs
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	t0 := time.Now()

@@ -132,6 +132,9 @@ func runSignature(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer src.Close()
+	if err := f.overlap(src, runs, fmt.Sprintf("%s (the runs of %s)", f.log.Jobs, app)); err != nil {
+		return err
+	}
 	var samples []iosi.Sample
 	for _, j := range f.recent(runs) {
 		s, err := iosi.SampleFrom(src, j)
@@ -160,6 +163,15 @@ func runSignature(args []string, stdout, stderr io.Writer) error {
 	}
 	printSignature(stdout, app, sig)
 	return nil
+}
+
+// overlap refuses runs none of which the throughput log covers.
+func (f *signatureFlags) overlap(src serverlog.Source, runs []serverlog.Job, jobsName string) error {
+	spec, err := f.log.Spec()
+	if err != nil {
+		return err
+	}
+	return serverlog.CheckOverlap(src, spec.String(), runs, jobsName)
 }
 
 func (f *signatureFlags) options() iosi.Options {
@@ -307,6 +319,10 @@ func signatureAll(f *signatureFlags, jobs []serverlog.Job, from, to time.Time, s
 	}
 	src, err := f.log.Open()
 	if err != nil {
+		return err
+	}
+	if err := f.overlap(src, jobs, f.log.Jobs); err != nil {
+		src.Close()
 		return err
 	}
 	// The log is read once, over the span of the runs used.
