@@ -74,7 +74,7 @@ func addCounters(dst, c *tracefmt.Counters) {
 	dst.MetaNs += c.MetaNs
 }
 
-func (a *countersAcc) add(proc int, c *tracefmt.Counters) {
+func (a *countersAcc) add(proc int, c *tracefmt.Counters, excluded bool) {
 	a.records++
 	if a.modules == nil {
 		a.modules = map[tracefmt.Layer]*moduleAcc{}
@@ -88,6 +88,9 @@ func (a *countersAcc) add(proc int, c *tracefmt.Counters) {
 	m.paths[c.Path] = true
 	m.records++
 	addCounters(&m.Counters, c)
+	if excluded {
+		return
+	}
 	files := a.byTrace[proc]
 	if files == nil {
 		files = map[string]*fileCounters{}
@@ -135,29 +138,50 @@ func (a *countersAcc) finish(rep *Report, files map[string]*fileAcc) {
 		rep.Notes = append(rep.Notes, a.source)
 	}
 	if !a.countersOnly() {
-		rep.Notes = append(rep.Notes, "the modules' totals come from per-file counters; the file and process tables from the traced calls alone")
-		return
+		rep.Notes = append(rep.Notes, "the modules' totals come from per-file counters; the file and process tables from the traced calls, "+
+			"and from the counters for the files and layers no call was traced on")
+	} else {
+		rep.Notes = append(rep.Notes, "per-file counters only, no traced call: the tables come from the counters, and the time-resolved analyses "+
+			"(period, patterns, replay, events) need a trace of each call; for a Darshan log, run with DXT (DXT_ENABLE_IO_TRACE=1)")
 	}
-	rep.Notes = append(rep.Notes, "per-file counters only, no traced call: the tables come from the counters, and the time-resolved analyses "+
-		"(period, patterns, replay, events) need a trace of each call; for a Darshan log, run with DXT (DXT_ENABLE_IO_TRACE=1)")
+	// A file's application figures come from its highest layer over the
+	// whole job: a file written through MPI-IO has its MPI-IO record in
+	// the shared trace and its POSIX records in the ranks' traces.
+	viaMPIIO := map[string]bool{}
+	for _, byPath := range a.byTrace {
+		for path, fc := range byPath {
+			if fc.layers[tracefmt.LayerMPIIO] != nil {
+				viaMPIIO[path] = true
+			}
+		}
+	}
 	for proc, byPath := range a.byTrace {
 		p := &rep.Processes[proc]
 		for path, fc := range byPath {
-			use := []tracefmt.Layer{tracefmt.LayerMPIIO}
-			if fc.layers[tracefmt.LayerMPIIO] == nil {
-				use = []tracefmt.Layer{tracefmt.LayerPOSIX, tracefmt.LayerStdio}
-			}
 			f := fileOf(files, path)
-			f.procs[proc] = true
-			f.shared = max(f.shared, fc.procs)
-			for _, c := range fc.layers {
-				for op, n := range c.Calls {
-					f.Calls[op] += n
-				}
+			// Events on the file (DXT) already gave its figures; the
+			// counters fill in the layers no event showed (stdio, which
+			// DXT does not trace).
+			traced := len(f.traced) > 0
+			if !traced {
+				f.procs[proc] = true
+				f.shared = max(f.shared, fc.procs)
 			}
-			for _, l := range use {
+			for _, l := range []tracefmt.Layer{tracefmt.LayerMPIIO, tracefmt.LayerPOSIX, tracefmt.LayerStdio} {
 				c := fc.layers[l]
-				if c == nil {
+				if c == nil || f.traced[l] {
+					continue
+				}
+				var n uint64
+				for op, k := range c.Calls {
+					if !traced {
+						f.Calls[op] += k
+					}
+					n += k
+				}
+				f.Layers.add(l, n, c.BytesRead, c.BytesWritten)
+				p.Layers.add(l, n, c.BytesRead, c.BytesWritten)
+				if traced || (l == tracefmt.LayerPOSIX && viaMPIIO[path]) {
 					continue
 				}
 				ns := c.ReadNs + c.WriteNs + c.MetaNs
@@ -167,6 +191,7 @@ func (a *countersAcc) finish(rep *Report, files map[string]*fileAcc) {
 				p.BytesRead += c.BytesRead
 				p.BytesWritten += c.BytesWritten
 				p.IONs += ns
+				p.Calls += n
 			}
 		}
 	}

@@ -40,7 +40,47 @@ type Report struct {
 	// Modules are the per-layer totals of the traces' per-file counters
 	// (a Darshan log's modules); Notes say where the figures come from.
 	Modules []ModuleStats `json:"modules,omitempty"`
-	Notes   []string      `json:"notes,omitempty"`
+	// Application is what the application moved, each byte once: for
+	// each file, the highest layer that saw it (MPI-IO, else POSIX),
+	// plus stdio; Layers are each layer's own view beside it (the POSIX
+	// calls an MPI-IO call makes count in POSIX's view, not again in the
+	// application's), in the order MPI-IO, POSIX, stdio.
+	Application LayerIO      `json:"application"`
+	Layers      []LayerTotal `json:"layers,omitempty"`
+	Notes       []string     `json:"notes,omitempty"`
+}
+
+// LayerIO is what the calls of one interface layer moved: that layer's
+// own view of a process's, a file's or the job's I/O, whether or not a
+// call of a higher layer made them.
+type LayerIO struct {
+	Calls        uint64 `json:"calls"`
+	BytesRead    int64  `json:"bytes_read"`
+	BytesWritten int64  `json:"bytes_written"`
+}
+
+// LayerTotal is one layer's view summed over the job.
+type LayerTotal struct {
+	Layer string `json:"layer"`
+	LayerIO
+}
+
+// Layers is a per-layer view, by layer name ("mpiio", "posix", "stdio").
+type Layers map[string]*LayerIO
+
+// add counts calls and bytes in layer l.
+func (ls *Layers) add(l tracefmt.Layer, calls uint64, read, written int64) {
+	if *ls == nil {
+		*ls = Layers{}
+	}
+	v := (*ls)[string(l)]
+	if v == nil {
+		v = &LayerIO{}
+		(*ls)[string(l)] = v
+	}
+	v.Calls += calls
+	v.BytesRead += read
+	v.BytesWritten += written
 }
 
 // Process summarises one trace.
@@ -55,6 +95,9 @@ type Process struct {
 	// for a process that started from an exec).
 	ForkUnixNs  int64  `json:"fork_unix_ns,omitempty"`
 	Events      uint64 `json:"events"`
+	// Calls counts the calls the application made itself: not the POSIX
+	// calls an MPI-IO call made, nor MPI_Init and MPI_Finalize.
+	Calls       uint64 `json:"calls"`
 	StartUnixNs int64  `json:"start_unix_ns"` // the trace's time anchor (wall clock)
 	StartNs     int64  `json:"start_ns"`      // the same, since the job's start
 	DurationNs  int64  `json:"duration_ns"`   // from the time anchor to the footer, or to the last event's end
@@ -68,7 +111,10 @@ type Process struct {
 	BytesWritten int64  `json:"bytes_written"`
 	Errors       uint64 `json:"failed_calls"`
 	Dropped      uint64 `json:"dropped"`
-	Complete     bool   `json:"complete"`        // the trace ended with a footer
+	// Layers is the per-layer view of its I/O; BytesRead and
+	// BytesWritten count each byte once.
+	Layers   Layers `json:"layers,omitempty"`
+	Complete bool   `json:"complete"` // the trace ended with a footer
 	Problem      string `json:"error,omitempty"` // why the trace could not be read to its end
 }
 
@@ -81,6 +127,9 @@ type FileStats struct {
 	BytesWritten int64             `json:"bytes_written"`
 	IONs         int64             `json:"io_ns"`
 	Processes    int               `json:"processes"`
+	// Layers is the per-layer view; BytesRead and BytesWritten count each
+	// byte once (the highest layer's).
+	Layers Layers `json:"layers,omitempty"`
 }
 
 // ContextStats summarises the calls made from one context (call stack).
@@ -128,6 +177,9 @@ type fileAcc struct {
 	FileStats
 	procs  map[int]bool
 	shared int // processes a counters record shared by all ranks covers
+	// traced marks the layers that events of some trace showed on this
+	// path: their counters (a Darshan log's, beside its DXT) repeat them.
+	traced map[tracefmt.Layer]bool
 }
 
 type ctxAcc struct {
@@ -170,6 +222,7 @@ func Summarize(traces []string, opt Options) (*Report, error) {
 	rep.Excluded = s.tally
 	files, ctxs := s.files, s.ctxs
 	s.cnt.finish(rep, files)
+	rep.Application, rep.Layers = layerTotals(rep.Processes)
 	for _, f := range files {
 		f.Processes = max(len(f.procs), f.shared)
 		rep.Files = append(rep.Files, f.FileStats)
@@ -278,7 +331,9 @@ func (s *summarizer) trace(proc int, path string) (p Process, err error) {
 		}
 		switch {
 		case rec.Counters != nil:
-			s.cnt.add(proc, rec.Counters)
+			// The module totals are the source's own, every file in; the
+			// tables leave the excluded paths out, as they do events.
+			s.cnt.add(proc, rec.Counters, s.excludes(rec.Counters.Path))
 		case rec.Event != nil:
 			e := rec.Event
 			s.cnt.events++
@@ -319,11 +374,31 @@ func (s *summarizer) trace(proc int, path string) (p Process, err error) {
 			// but its time is already the MPI-IO call's.
 			if e.Parent != 0 && e.Layer != tracefmt.LayerMPIIO {
 				dur = 0
+			} else {
+				p.Calls++
 			}
 			p.IONs += dur
 			p.BytesRead += read
 			p.BytesWritten += written
 			f := fileOf(files, e.Path)
+			// Each layer's own view: a POSIX call under an MPI-IO call
+			// moved its bytes in POSIX's view, though not again in the
+			// application's.
+			lread, lwritten := read, written
+			if e.Parent != 0 && e.Layer != tracefmt.LayerMPIIO && e.Bytes > 0 {
+				switch {
+				case tracefmt.IsRead(e.Op):
+					lread = e.Bytes
+				case tracefmt.IsWrite(e.Op):
+					lwritten = e.Bytes
+				}
+			}
+			p.Layers.add(e.Layer, 1, lread, lwritten)
+			f.Layers.add(e.Layer, 1, lread, lwritten)
+			if f.traced == nil {
+				f.traced = map[tracefmt.Layer]bool{}
+			}
+			f.traced[e.Layer] = true
 			if e.Op == "copy_file_range" && e.Bytes > 0 && e.Aux > 0 && e.Aux <= 1<<32-1 {
 				// The event names the input file; the bytes also land in
 				// the output file, whose id is in Aux.
@@ -364,6 +439,39 @@ func (s *summarizer) trace(proc int, path string) (p Process, err error) {
 		p.DurationNs = lastEnd
 	}
 	return p, nil
+}
+
+// layerTotals sums the processes' figures: the application's, and each
+// layer's view.
+func layerTotals(procs []Process) (app LayerIO, layers []LayerTotal) {
+	var sum Layers
+	for _, p := range procs {
+		app.BytesRead += p.BytesRead
+		app.BytesWritten += p.BytesWritten
+		app.Calls += p.Calls
+		for l, v := range p.Layers {
+			sum.add(tracefmt.Layer(l), v.Calls, v.BytesRead, v.BytesWritten)
+		}
+	}
+	for l, v := range sum {
+		layers = append(layers, LayerTotal{Layer: l, LayerIO: *v})
+	}
+	sort.Slice(layers, func(i, j int) bool { return layerOrder(layers[i].Layer) < layerOrder(layers[j].Layer) })
+	return app, layers
+}
+
+// layerOrder orders layers from the application's down: MPI-IO, POSIX,
+// stdio, then the others by name.
+func layerOrder(l string) string {
+	switch tracefmt.Layer(l) {
+	case tracefmt.LayerMPIIO:
+		return "0"
+	case tracefmt.LayerPOSIX:
+		return "1"
+	case tracefmt.LayerStdio:
+		return "2"
+	}
+	return "3" + l
 }
 
 func fileOf(files map[string]*fileAcc, path string) *fileAcc {

@@ -34,7 +34,15 @@ func WriteText(w io.Writer, rep *Report) error {
 	if mpi {
 		head += "MPI START-UP\tMPI SHUT-DOWN\t"
 	}
-	fmt.Fprintln(tw, head+"READ\tWRITTEN\tFAILED\tSTATUS")
+	procLayers := false
+	for _, p := range rep.Processes {
+		procLayers = procLayers || len(p.Layers) > 1
+	}
+	head += "READ\tWRITTEN\tFAILED\tSTATUS"
+	if procLayers {
+		head += "\tBY LAYER (READ/WRITTEN)"
+	}
+	fmt.Fprintln(tw, head)
 	for _, p := range rep.Processes {
 		rank := "-"
 		if p.Rank != nil {
@@ -56,19 +64,36 @@ func WriteText(w io.Writer, rep *Report) error {
 		if mpi {
 			fmt.Fprintf(tw, "%s\t%s\t", duration(p.MPIStartNs), duration(p.MPIEndNs))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", size(p.BytesRead), size(p.BytesWritten), p.Errors, status)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s", size(p.BytesRead), size(p.BytesWritten), p.Errors, status)
+		if procLayers {
+			fmt.Fprintf(tw, "\t%s", LayerCell(p.Layers))
+		}
+		fmt.Fprintln(tw)
 	}
 	writeTree(tw, rep)
 	fmt.Fprintln(tw)
-	fmt.Fprintln(tw, "FILE\tPROCS\tEVENTS\tIO TIME\tREAD\tWRITTEN\tCALLS")
+	fileLayers := false
+	for _, f := range rep.Files {
+		fileLayers = fileLayers || len(f.Layers) > 1
+	}
+	if fileLayers {
+		fmt.Fprintln(tw, "FILE\tPROCS\tEVENTS\tIO TIME\tREAD\tWRITTEN\tBY LAYER (READ/WRITTEN)\tCALLS")
+	} else {
+		fmt.Fprintln(tw, "FILE\tPROCS\tEVENTS\tIO TIME\tREAD\tWRITTEN\tCALLS")
+	}
 	for _, f := range rep.Files {
 		path := f.Path
 		if path == "" {
 			path = "(no file)"
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\n", path, f.Processes, f.Events, duration(f.IONs),
-			size(f.BytesRead), size(f.BytesWritten), calls(f.Calls))
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t", path, f.Processes, f.Events, duration(f.IONs),
+			size(f.BytesRead), size(f.BytesWritten))
+		if fileLayers {
+			fmt.Fprintf(tw, "%s\t", LayerCell(f.Layers))
+		}
+		fmt.Fprintln(tw, calls(f.Calls))
 	}
+	writeLayers(tw, rep)
 	fmt.Fprintln(tw)
 	fmt.Fprintln(tw, "CONTEXT\tPROCS\tEVENTS\tIO TIME\tBYTES\tCALLS\tWHERE")
 	for _, c := range rep.Contexts {
@@ -83,6 +108,39 @@ func WriteText(w io.Writer, rep *Report) error {
 		fmt.Fprintf(tw, "\njob: warning: %s\n", w)
 	}
 	return tw.Flush()
+}
+
+// LayerCell writes a per-layer view on one line: "mpiio 1.0 MiB/2.0 MiB,
+// posix ...", from the application's layer down.
+func LayerCell(ls Layers) string {
+	names := make([]string, 0, len(ls))
+	for l := range ls {
+		names = append(names, l)
+	}
+	sort.Slice(names, func(i, j int) bool { return layerOrder(names[i]) < layerOrder(names[j]) })
+	var b strings.Builder
+	for i, l := range names {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s %s/%s", l, size(ls[l].BytesRead), size(ls[l].BytesWritten))
+	}
+	return b.String()
+}
+
+// writeLayers prints the application's totals, each byte once, above each
+// layer's own view.
+func writeLayers(w io.Writer, rep *Report) {
+	if len(rep.Layers) == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "LAYER\tCALLS\tREAD\tWRITTEN")
+	a := rep.Application
+	fmt.Fprintf(w, "application (each byte once)\t%d\t%s\t%s\n", a.Calls, size(a.BytesRead), size(a.BytesWritten))
+	for _, l := range rep.Layers {
+		fmt.Fprintf(w, "%s\t%d\t%s\t%s\n", l.Layer, l.Calls, size(l.BytesRead), size(l.BytesWritten))
+	}
 }
 
 // writeJob prints the whole-job view: totals, periods, prediction score,
