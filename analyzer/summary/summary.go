@@ -46,8 +46,26 @@ type Report struct {
 	// calls an MPI-IO call makes count in POSIX's view, not again in the
 	// application's), in the order MPI-IO, POSIX, stdio.
 	Application LayerIO      `json:"application"`
+	// Source is the job as the traces' source recorded it (a Darshan
+	// log's job record), nil for iopred's own traces.
+	Source *SourceJob `json:"source_job,omitempty"`
 	Layers      []LayerTotal `json:"layers,omitempty"`
 	Notes       []string     `json:"notes,omitempty"`
+}
+
+// SourceJob is the job as another tool recorded it: a Darshan log's job
+// id, process count, uid, command line, start, end and run time in
+// Darshan's convention, log version, modules, and whether it is partial.
+type SourceJob struct {
+	JobID   string `json:"job_id"`
+	Procs   int    `json:"processes"`
+	Program string `json:"executable"`
+	// Args are the arguments after the executable.
+	Args   []string `json:"args,omitempty"`
+	Source string   `json:"source"`
+	tracefmt.SourceJob
+	// Partial says what the source lacks; empty when complete.
+	Partial string `json:"partial,omitempty"`
 }
 
 // LayerIO is what the calls of one interface layer moved: that layer's
@@ -114,7 +132,10 @@ type Process struct {
 	// Layers is the per-layer view of its I/O; BytesRead and
 	// BytesWritten count each byte once.
 	Layers   Layers `json:"layers,omitempty"`
-	Complete bool   `json:"complete"` // the trace ended with a footer
+	Complete bool   `json:"complete"` // the trace ended with a footer, and its source was not partial
+	// Shared marks the trace of the files every process of the job
+	// shared (a Darshan log's rank -1 records): not a process.
+	Shared bool `json:"shared,omitempty"`
 	Problem      string `json:"error,omitempty"` // why the trace could not be read to its end
 }
 
@@ -220,6 +241,7 @@ func Summarize(traces []string, opt Options) (*Report, error) {
 		}
 	}
 	rep.Excluded = s.tally
+	rep.Source = s.source
 	files, ctxs := s.files, s.ctxs
 	s.cnt.finish(rep, files)
 	rep.Application, rep.Layers = layerTotals(rep.Processes)
@@ -270,6 +292,7 @@ type summarizer struct {
 	tally    pathfilter.Tally
 	obs      Observer
 	cnt      countersAcc // the Counters records (Darshan without DXT)
+	source   *SourceJob
 	// the previous path asked about and the answer
 	lastPath     string
 	lastExcluded bool
@@ -308,8 +331,17 @@ func (s *summarizer) trace(proc int, path string) (p Process, err error) {
 	defer r.Close()
 	h := r.Header()
 	p.Program, p.Host, p.PID, p.Rank, p.StartUnixNs = h.Program, h.Host, h.PID, h.Rank, h.StartUnixNs
-	p.PPID, p.ForkUnixNs = h.PPID, h.ForkUnixNs
+	p.PPID, p.ForkUnixNs, p.Shared = h.PPID, h.ForkUnixNs, h.Shared
 	s.cnt.header(h)
+	if h.Job != nil && s.source == nil {
+		s.source = &SourceJob{JobID: h.JobID, Procs: h.Procs, Program: h.Program, Source: h.Source, SourceJob: *h.Job, Partial: h.Partial}
+		if len(h.Args) > 1 {
+			s.source.Args = h.Args[1:]
+		}
+	}
+	if h.Partial != "" && s.source != nil && s.source.Partial == "" {
+		s.source.Partial = h.Partial
+	}
 	if s.obs != nil {
 		s.obs.Begin(proc, path, h)
 		defer func() { s.obs.End(&p) }()
@@ -435,6 +467,11 @@ func (s *summarizer) trace(proc int, path string) (p Process, err error) {
 		}
 	}
 	p.Complete = true
+	if h.Partial != "" {
+		// A copy of a partial source (iopred import) ends with a footer,
+		// yet lacks what the source lacked.
+		p.Complete, p.Problem = false, "partial: "+h.Partial
+	}
 	if p.DurationNs == 0 {
 		p.DurationNs = lastEnd
 	}

@@ -21,6 +21,7 @@ import (
 // count from it) and what the path filter left out.
 func WriteText(w io.Writer, rep *Report) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	writeSource(tw, rep.Source)
 	if rep.StartUnixNs > 0 {
 		fmt.Fprintf(tw, "job started %s; times are seconds since then\n", FormatDate(rep.StartUnixNs))
 	}
@@ -59,7 +60,11 @@ func WriteText(w io.Writer, rep *Report) error {
 		if p.Program == "" {
 			prog = filepath.Base(p.Trace)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%d\t%s\t", prog, p.PID, rank, Seconds(p.StartNs),
+		pid := strconv.Itoa(p.PID)
+		if p.Shared {
+			prog, pid, rank = "(shared files)", "-", "all"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t", prog, pid, rank, Seconds(p.StartNs),
 			Seconds(p.StartNs+p.DurationNs), p.Events, duration(p.IONs))
 		if mpi {
 			fmt.Fprintf(tw, "%s\t%s\t", duration(p.MPIStartNs), duration(p.MPIEndNs))
@@ -108,6 +113,32 @@ func WriteText(w io.Writer, rep *Report) error {
 		fmt.Fprintf(tw, "\njob: warning: %s\n", w)
 	}
 	return tw.Flush()
+}
+
+// writeSource prints the job as its source recorded it (a Darshan log's
+// job record), before everything else.
+func writeSource(w io.Writer, j *SourceJob) {
+	if j == nil {
+		return
+	}
+	fmt.Fprintf(w, "JOB\t%s\n", j.JobID)
+	fmt.Fprintf(w, "processes\t%d\n", j.Procs)
+	fmt.Fprintf(w, "uid\t%d\n", j.UID)
+	fmt.Fprintf(w, "executable\t%s\n", j.Program)
+	if len(j.Args) > 0 {
+		fmt.Fprintf(w, "arguments\t%s\n", strings.Join(j.Args, " "))
+	}
+	fmt.Fprintf(w, "start\t%s (%d)\n", FormatDate(j.StartUnixNs), j.StartUnixNs/1e9)
+	fmt.Fprintf(w, "end\t%s (%d)\n", FormatDate(j.EndUnixNs), j.EndUnixNs/1e9)
+	fmt.Fprintf(w, "run time\t%.4f s\n", float64(j.RunNs)/1e9)
+	fmt.Fprintf(w, "log\t%s\n", j.Source)
+	fmt.Fprintf(w, "modules\t%s\n", strings.Join(j.Modules, ", "))
+	if j.Partial != "" {
+		fmt.Fprintf(w, "partial\tyes: %s\n", j.Partial)
+	} else {
+		fmt.Fprintf(w, "partial\tno\n")
+	}
+	fmt.Fprintln(w)
 }
 
 // LayerCell writes a per-layer view on one line: "mpiio 1.0 MiB/2.0 MiB,

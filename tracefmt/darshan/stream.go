@@ -214,6 +214,17 @@ func (l *Log) traceHeader(rank *int, host string) tracefmt.Header {
 	if v := l.Job.Metadata["lib_ver"]; v != "" {
 		h.Source = "darshan " + v + ", log format " + l.Version
 	}
+	h.Shared = rank == nil && l.Job.NProcs > 1
+	j := &tracefmt.SourceJob{UID: l.Job.UID, CommandLine: l.Job.Exe, StartUnixNs: l.Job.Start.UnixNano(),
+		EndUnixNs: l.Job.End.UnixNano(), RunNs: int64(l.Runtime()), FormatVersion: l.Version, Library: l.Job.Metadata["lib_ver"]}
+	for _, m := range l.Modules {
+		name := m.Name()
+		if m.Partial {
+			name += " (partial)"
+		}
+		j.Modules = append(j.Modules, name)
+	}
+	h.Job = j
 	return h
 }
 
@@ -248,7 +259,11 @@ func newStream(v *view, p *proc) tracefmt.Stream {
 	}
 	s := &stream{v: v, p: p, files: map[uint64]uint32{}, threads: map[uint64]int32{}}
 	p.once.Do(p.sortSegments)
-	return tracefmt.NewRecordStream(v.log.traceHeader(p.rank, host), s.record, nil)
+	h := v.log.traceHeader(p.rank, host)
+	if err := v.endError(); err != io.EOF {
+		h.Partial = err.Error()
+	}
+	return tracefmt.NewRecordStream(h, s.record, nil)
 }
 
 // record returns the trace's next record.

@@ -213,10 +213,17 @@ func TestStreamEnds(t *testing.T) {
 	if _, recs, err := readStream(t, cut+"#r0"); !errors.As(err, &te) || te.Offset <= 0 || !strings.Contains(te.Reason, "DXT_MPIIO module region") || len(recs) == 0 {
 		t.Errorf("cut log: %v after %d records", err, len(recs))
 	}
+	if h, _, _ := readStream(t, cut+"#r1"); !strings.Contains(h.Partial, "DXT_MPIIO module region") {
+		t.Errorf("cut log's header: partial %q", h.Partial)
+	}
 	spec.Partial = 1 << 10 // DXT_POSIX
 	partial := write("partial.darshan", spec.Bytes())
-	if _, _, err := readStream(t, partial+"#r1"); !errors.As(err, &te) || te.Offset != -1 || !strings.Contains(err.Error(), "ran out of memory for DXT_POSIX") {
-		t.Errorf("partial log: %v", err)
+	if h, _, err := readStream(t, partial+"#r1"); !errors.As(err, &te) || te.Offset != -1 || !strings.Contains(err.Error(), "ran out of memory for DXT_POSIX") ||
+		!strings.Contains(h.Partial, "ran out of memory for DXT_POSIX") || !slices.Contains(h.Job.Modules, "DXT_POSIX (partial)") {
+		t.Errorf("partial log: %v, header %+v", err, h)
+	}
+	if h, _, _ := readStream(t, write("whole.darshan", whole)+"#r0"); h.Partial != "" {
+		t.Errorf("whole log marked partial: %q", h.Partial)
 	}
 	spec.Partial = 0
 	spec.Modules[0].Version = 99
@@ -224,6 +231,32 @@ func TestStreamEnds(t *testing.T) {
 	var e *Error
 	if _, _, err := readStream(t, corrupt+"#r1"); !errors.As(err, &e) || e.Region != "POSIX module" {
 		t.Errorf("corrupt log: %v", err)
+	}
+}
+
+// TestStreamJobHeader proves that every trace of a log carries the job as
+// Darshan recorded it (uid, command line, start, end, run time by
+// Darshan's convention, format, library version, modules), and that only
+// the trace of the records all ranks shared is marked shared.
+func TestStreamJobHeader(t *testing.T) {
+	path := fixture(t, "mpi-io-test-x86_64-3.4.7.darshan")
+	names, err := tracefmt.Discover(path)
+	if err != nil || len(names) != 2 {
+		t.Fatalf("%v %v", names, err)
+	}
+	for _, n := range names {
+		h, _, err := readStream(t, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		j := h.Job
+		if j == nil || j.UID != 31074 || j.StartUnixNs/1e9 != 1746769033 || j.RunNs/1e5 != 721 || j.FormatVersion != "3.41" || j.Library != "3.4.7" ||
+			strings.Join(j.Modules, ",") != "POSIX,MPI-IO,LUSTRE,STDIO,APMPI,HEATMAP" || !strings.HasSuffix(j.CommandLine, "mpi-io-test.tmp.dat") {
+			t.Errorf("%s: job %+v", n, j)
+		}
+		if h.Shared != strings.HasSuffix(n, "#shared") || h.Procs != 4 || h.JobID != "4708475" {
+			t.Errorf("%s: shared %v, procs %d, job %s", n, h.Shared, h.Procs, h.JobID)
+		}
 	}
 }
 
