@@ -45,12 +45,12 @@ type Report struct {
 	// plus stdio; Layers are each layer's own view beside it (the POSIX
 	// calls an MPI-IO call makes count in POSIX's view, not again in the
 	// application's), in the order MPI-IO, POSIX, stdio.
-	Application LayerIO      `json:"application"`
+	Application LayerIO `json:"application"`
 	// Source is the job as the traces' source recorded it (a Darshan
 	// log's job record), nil for iopred's own traces.
-	Source *SourceJob `json:"source_job,omitempty"`
-	Layers      []LayerTotal `json:"layers,omitempty"`
-	Notes       []string     `json:"notes,omitempty"`
+	Source *SourceJob   `json:"source_job,omitempty"`
+	Layers []LayerTotal `json:"layers,omitempty"`
+	Notes  []string     `json:"notes,omitempty"`
 }
 
 // SourceJob is the job as another tool recorded it: a Darshan log's job
@@ -111,8 +111,8 @@ type Process struct {
 	Rank    *int   `json:"rank"`
 	// ForkUnixNs is when a child that forked without exec was forked (0
 	// for a process that started from an exec).
-	ForkUnixNs  int64  `json:"fork_unix_ns,omitempty"`
-	Events      uint64 `json:"events"`
+	ForkUnixNs int64  `json:"fork_unix_ns,omitempty"`
+	Events     uint64 `json:"events"`
 	// Calls counts the calls the application made itself: not the POSIX
 	// calls an MPI-IO call made, nor MPI_Init and MPI_Finalize.
 	Calls       uint64 `json:"calls"`
@@ -135,8 +135,8 @@ type Process struct {
 	Complete bool   `json:"complete"` // the trace ended with a footer, and its source was not partial
 	// Shared marks the trace of the files every process of the job
 	// shared (a Darshan log's rank -1 records): not a process.
-	Shared bool `json:"shared,omitempty"`
-	Problem      string `json:"error,omitempty"` // why the trace could not be read to its end
+	Shared  bool   `json:"shared,omitempty"`
+	Problem string `json:"error,omitempty"` // why the trace could not be read to its end
 }
 
 // FileStats summarises the calls on one path, over every process.
