@@ -1,6 +1,7 @@
 package darshan
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"math"
@@ -345,5 +346,28 @@ func TestSegmentOrder(t *testing.T) {
 		if !slices.Equal(p.order, want) || len(seen) != total || len(p.order) != total || len(p.parent) != total {
 			t.Fatalf("trial %d: merged order differs from the sorted one, or misses segments", trial)
 		}
+	}
+}
+
+// TestTimeResolvedOnCutDXT proves that a log recorded with DXT but cut
+// before any segment could be read is reported as cut, not as a log to
+// record again with DXT.
+func TestTimeResolvedOnCutDXT(t *testing.T) {
+	spec, _ := synthetic("3.41", binary.LittleEndian, 0, 1)
+	whole := spec.Bytes()
+	l, err := Read(bytes.NewReader(whole), int64(len(whole)), "synthetic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := l.Module(ModDXTPOSIX)
+	p := filepath.Join(t.TempDir(), "cut.darshan")
+	if err := os.WriteFile(p, whole[:m.Offset+4], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err = tracefmt.CheckTimeResolved(p)
+	var ne *tracefmt.NoEventsError
+	if !errors.As(err, &ne) || !strings.Contains(err.Error(), "holds DXT_POSIX and DXT_MPIIO, recorded with DXT, but the log is partial") ||
+		strings.Contains(err.Error(), "record the run with DXT") {
+		t.Errorf("cut DXT log: %v", err)
 	}
 }

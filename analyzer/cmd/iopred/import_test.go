@@ -298,3 +298,38 @@ func TestPeriodOfASyntheticDXTLog(t *testing.T) {
 		t.Errorf("period %v, want 2 s within 5%%: %s", res.PeriodS, out)
 	}
 }
+
+// TestImportPartialLog proves that a log cut short stays partial through
+// import: one warning for the cut, counted over the ranks' traces rather
+// than repeated per rank, and the summary of the imported directory, like
+// the log's own, marks the job and its processes partial.
+func TestImportPartialLog(t *testing.T) {
+	whole, err := os.ReadFile(interop.Path(t, dxtLog))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cut := filepath.Join(dir, "cut.darshan")
+	if err := os.WriteFile(cut, whole[:len(whole)-200], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "imported")
+	code, _, errOut := run("import", "darshan", cut, "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if n := strings.Count(errOut, "warning:"); n != 1 || !strings.Contains(errOut, "in 32 of 32 traces; the imported traces stay marked partial") {
+		t.Errorf("%d warnings:\n%s", n, errOut)
+	}
+	for _, path := range []string{cut, out} {
+		rep := summaryJSON(t, path)
+		if rep.Source == nil || !strings.Contains(rep.Source.Partial, "region") {
+			t.Errorf("%s: source %+v", path, rep.Source)
+		}
+		for _, p := range rep.Processes {
+			if p.Complete || !strings.Contains(p.Problem, "region") {
+				t.Errorf("%s: process %s complete %v (%s)", path, p.Trace, p.Complete, p.Problem)
+			}
+		}
+	}
+}
