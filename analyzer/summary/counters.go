@@ -174,14 +174,15 @@ func (a *countersAcc) finish(rep *Report, files map[string]*fileAcc) {
 				}
 				var n uint64
 				for op, k := range c.Calls {
-					if !traced {
-						f.Calls[op] += k
-					}
+					f.Calls[op] += k
 					n += k
 				}
 				f.Layers.add(l, n, c.BytesRead, c.BytesWritten)
 				p.Layers.add(l, n, c.BytesRead, c.BytesWritten)
-				if traced || (l == tracefmt.LayerPOSIX && viaMPIIO[path]) {
+				// The application's bytes: the layer's counters unless events
+				// gave them (DXT traced this layer, or POSIX beneath an
+				// untraced MPI-IO) or a higher layer holds them.
+				if (l == tracefmt.LayerPOSIX && viaMPIIO[path]) || (l == tracefmt.LayerMPIIO && f.traced[tracefmt.LayerPOSIX]) {
 					continue
 				}
 				ns := c.ReadNs + c.WriteNs + c.MetaNs

@@ -78,7 +78,9 @@ func (l *Log) readJob(r io.ReaderAt, f format) error {
 		}
 	}
 	lines := strings.Split(cString(buf[fixed+metadataLen:n]), "\n")
-	j.Exe = lines[0]
+	// Darshan writes a space after each argument; its parser prints the
+	// line without the last.
+	j.Exe = strings.TrimRight(lines[0], " ")
 	for _, line := range lines[1:] {
 		if typ, path, ok := strings.Cut(line, "\t"); ok {
 			j.Mounts = append(j.Mounts, Mount{Type: typ, Path: path})
