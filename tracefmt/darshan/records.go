@@ -168,6 +168,10 @@ func (l *Log) readModules(r io.ReaderAt) {
 			err = l.readCounters(r, m)
 		case ModDXTPOSIX, ModDXTMPIIO:
 			err = l.readDXT(r, m)
+		case ModLustre:
+			err = l.readLustre(r, m)
+		case ModHeatmap:
+			err = l.readHeatmap(r, m)
 		default:
 			continue
 		}
@@ -324,7 +328,7 @@ func (l *Log) warn() {
 	}
 	if len(undecoded) > 0 {
 		sort.Strings(undecoded)
-		l.Warnings = append(l.Warnings, "not decoded: "+strings.Join(undecoded, ", ")+" (this reader decodes POSIX, MPI-IO, STDIO, DXT_POSIX and DXT_MPIIO)")
+		l.Warnings = append(l.Warnings, "not decoded: "+strings.Join(undecoded, ", ")+" (this reader decodes POSIX, MPI-IO, STDIO, DXT_POSIX, DXT_MPIIO, LUSTRE and HEATMAP)")
 	}
 	if l.Version == "3.20" {
 		l.Warnings = append(l.Warnings, "log format 3.20 (Darshan 3.2.0): that release is known to corrupt some counter values (Darshan's own parser warns of it)")
