@@ -28,6 +28,11 @@ const (
 	LayerMPIIO Layer = "mpiio"
 )
 
+// LayerLustre marks a Counters record that holds a file's Lustre layout
+// (a Darshan log's LUSTRE record), not I/O: Ints LUSTRE_STRIPE_SIZE,
+// LUSTRE_STRIPE_COUNT, LUSTRE_COMPONENTS and LUSTRE_OST_ID_0, _1, ...
+const LayerLustre Layer = "lustre"
+
 // Kind tells which record a trace line holds.
 type Kind string
 

@@ -85,6 +85,7 @@ type view struct {
 	Files       Table
 	Layers      Table // the application's bytes, each once, beside each layer's view
 	LayerFiles  Table // per file: the application's bytes and each layer's
+	Lustre      Table // per file: its Lustre layout, when the source kept it
 	Contexts    Table
 	Thresholds  []Fact
 	Rules       []Fact
@@ -185,6 +186,7 @@ func (r *Report) view() (*view, error) {
 	r.accuracy(v, procs)
 	v.Files = r.fileTable()
 	v.Layers, v.LayerFiles = r.layerTables()
+	v.Lustre = r.lustreTable()
 	v.Contexts = r.contextTable()
 	r.about(v)
 	return v, nil
@@ -302,6 +304,33 @@ func (r *Report) layerTables() (job, files Table) {
 		files.Rows = append(files.Rows, row)
 	}
 	return job, files
+}
+
+// lustreTable lists the files' Lustre layouts (a Darshan log's LUSTRE
+// records) and, as its caption, the OSTs the job used.
+func (r *Report) lustreTable() Table {
+	s := r.Summary
+	if len(s.OSTs) == 0 {
+		return Table{}
+	}
+	osts := make([]string, len(s.OSTs))
+	for i, o := range s.OSTs {
+		osts[i] = strconv.FormatInt(o, 10)
+	}
+	t := Table{ID: "lustre", Caption: fmt.Sprintf("Lustre layouts: the job's files lie on %d OSTs (%s)", len(osts), strings.Join(osts, ", ")),
+		Head: []Column{{Name: "file"}, {Name: "stripe size", Num: true}, {Name: "stripe count", Num: true}, {Name: "OSTs"}}}
+	for _, f := range s.Files {
+		l := f.Lustre
+		if l == nil {
+			continue
+		}
+		list := make([]string, len(l.OSTs))
+		for i, o := range l.OSTs {
+			list[i] = strconv.FormatInt(o, 10)
+		}
+		t.Rows = append(t.Rows, []Cell{{Text: f.Path}, sizeCell(l.StripeSize), countCell(uint64(max(l.StripeCount, 0))), {Text: strings.Join(list, ", ")}})
+	}
+	return t
 }
 
 // commonDir is the directory the traces share.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 
 	"iopred/tracefmt"
@@ -34,6 +35,39 @@ type countersAcc struct {
 	source  string // the first header that names its source, as a note
 	modules map[tracefmt.Layer]*moduleAcc
 	byTrace map[int]map[string]*fileCounters // trace index -> path -> totals
+	lustre  map[string]*LustreLayout
+}
+
+// LustreLayout is a file's Lustre layout as the source recorded it (a
+// Darshan log's LUSTRE module): stripe size and count of its first
+// component, and the OSTs its stripes lie on.
+type LustreLayout struct {
+	StripeSize  int64   `json:"stripe_size"`
+	StripeCount int64   `json:"stripe_count"`
+	OSTs        []int64 `json:"osts"`
+}
+
+// addLustre keeps a file's layout (each rank that opened a file records
+// the same one; the first is kept).
+func (a *countersAcc) addLustre(c *tracefmt.Counters) {
+	if a.lustre == nil {
+		a.lustre = map[string]*LustreLayout{}
+	}
+	if a.lustre[c.Path] != nil {
+		return
+	}
+	l := &LustreLayout{StripeSize: c.Ints["LUSTRE_STRIPE_SIZE"], StripeCount: c.Ints["LUSTRE_STRIPE_COUNT"]}
+	for i := 0; ; i++ {
+		o, ok := c.Ints["LUSTRE_OST_ID_"+strconv.Itoa(i)]
+		if !ok && i >= int(l.StripeCount) {
+			break
+		}
+		if i > 1<<20 {
+			break
+		}
+		l.OSTs = append(l.OSTs, o) // a zero counter is left out of Ints: OST 0
+	}
+	a.lustre[c.Path] = l
 }
 
 // moduleAcc is one layer's totals and the files it saw.
@@ -76,6 +110,10 @@ func addCounters(dst, c *tracefmt.Counters) {
 
 func (a *countersAcc) add(proc int, c *tracefmt.Counters, excluded bool) {
 	a.records++
+	if c.Layer == tracefmt.LayerLustre {
+		a.addLustre(c)
+		return
+	}
 	if a.modules == nil {
 		a.modules = map[tracefmt.Layer]*moduleAcc{}
 		a.byTrace = map[int]map[string]*fileCounters{}
@@ -121,6 +159,25 @@ func (a *countersAcc) countersOnly() bool { return a.records > 0 && a.events == 
 func (a *countersAcc) finish(rep *Report, files map[string]*fileAcc) {
 	if a.records == 0 {
 		return
+	}
+	if len(a.lustre) > 0 {
+		seen := map[int64]bool{}
+		for _, l := range a.lustre {
+			for _, o := range l.OSTs {
+				if !seen[o] {
+					seen[o] = true
+					rep.OSTs = append(rep.OSTs, o)
+				}
+			}
+		}
+		sort.Slice(rep.OSTs, func(i, j int) bool { return rep.OSTs[i] < rep.OSTs[j] })
+		defer func() {
+			for path, l := range a.lustre {
+				if f := files[path]; f != nil {
+					f.Lustre = l
+				}
+			}
+		}()
 	}
 	for layer, m := range a.modules {
 		rep.Modules = append(rep.Modules, ModuleStats{Layer: string(layer), Files: len(m.paths), Records: m.records,

@@ -206,6 +206,23 @@ func TestDarshanAgainstReferenceReaders(t *testing.T) {
 				t.Errorf("application bytes read/written: darshan-parser %d/%d, iopred %d/%d", ref.Application.BytesRead,
 					ref.Application.BytesWritten, a.BytesRead, a.BytesWritten)
 			}
+			union := map[int64]bool{}
+			for _, f := range rep.Files {
+				want, ok := ref.Lustre[f.Path]
+				if ok != (f.Lustre != nil) {
+					t.Errorf("%s: summary's layout %+v, darshan-parser's %v", f.Path, f.Lustre, ok)
+				} else if ok && (f.Lustre.StripeSize != want.StripeSize || f.Lustre.StripeCount != want.StripeCount || fmt.Sprint(f.Lustre.OSTs) != fmt.Sprint(want.OSTs)) {
+					t.Errorf("%s: summary's layout %+v, darshan-parser's %+v", f.Path, f.Lustre, want)
+				}
+			}
+			for _, want := range ref.Lustre {
+				for _, o := range want.OSTs {
+					union[o] = true
+				}
+			}
+			if len(rep.OSTs) != len(union) || fmt.Sprint(rep.OSTs) != fmt.Sprint(l.OSTs()) {
+				t.Errorf("job's OSTs: summary %v, log %v, darshan-parser's layouts %d OSTs", rep.OSTs, l.OSTs(), len(union))
+			}
 			if s := rep.Source; s == nil || s.UID != j.UID || s.JobID != ref.Job["jobid"] || fmt.Sprintf("%.4f", float64(s.RunNs)/1e9) != ref.Job["run_time"] {
 				t.Errorf("summary's job %+v", s)
 			}

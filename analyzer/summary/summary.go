@@ -50,7 +50,11 @@ type Report struct {
 	// log's job record), nil for iopred's own traces.
 	Source *SourceJob   `json:"source_job,omitempty"`
 	Layers []LayerTotal `json:"layers,omitempty"`
-	Notes  []string     `json:"notes,omitempty"`
+	// OSTs are the Lustre OSTs the job's files lie on, ascending, when
+	// the source recorded the layouts: the job's footprint on the file
+	// system.
+	OSTs  []int64  `json:"osts,omitempty"`
+	Notes []string `json:"notes,omitempty"`
 }
 
 // SourceJob is the job as another tool recorded it: a Darshan log's job
@@ -151,6 +155,8 @@ type FileStats struct {
 	// Layers is the per-layer view; BytesRead and BytesWritten count each
 	// byte once (the highest layer's).
 	Layers Layers `json:"layers,omitempty"`
+	// Lustre is the file's Lustre layout when the source recorded it.
+	Lustre *LustreLayout `json:"lustre,omitempty"`
 }
 
 // ContextStats summarises the calls made from one context (call stack).

@@ -99,6 +99,7 @@ func WriteText(w io.Writer, rep *Report) error {
 		fmt.Fprintln(tw, calls(f.Calls))
 	}
 	writeLayers(tw, rep)
+	writeLustre(tw, rep)
 	fmt.Fprintln(tw)
 	fmt.Fprintln(tw, "CONTEXT\tPROCS\tEVENTS\tIO TIME\tBYTES\tCALLS\tWHERE")
 	for _, c := range rep.Contexts {
@@ -155,6 +156,37 @@ func LayerCell(ls Layers) string {
 			b.WriteString(", ")
 		}
 		fmt.Fprintf(&b, "%s %s/%s", l, size(ls[l].BytesRead), size(ls[l].BytesWritten))
+	}
+	return b.String()
+}
+
+// writeLustre prints the files' Lustre layouts and the OSTs the job used.
+func writeLustre(w io.Writer, rep *Report) {
+	if len(rep.OSTs) == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "LUSTRE FILE\tSTRIPE SIZE\tSTRIPE COUNT\tOSTS")
+	for _, f := range rep.Files {
+		if l := f.Lustre; l != nil {
+			fmt.Fprintf(w, "%s\t%s\t%d\t%s\n", f.Path, size(l.StripeSize), l.StripeCount, ostList(l.OSTs))
+		}
+	}
+	fmt.Fprintf(w, "job's OST footprint\t\t%d\t%s\n", len(rep.OSTs), ostList(rep.OSTs))
+}
+
+// ostList writes OST indices, the first 16 of a long list.
+func ostList(osts []int64) string {
+	var b strings.Builder
+	for i, o := range osts {
+		if i == 16 {
+			fmt.Fprintf(&b, " and %d more", len(osts)-16)
+			break
+		}
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.FormatInt(o, 10))
 	}
 	return b.String()
 }

@@ -77,6 +77,7 @@ type proc struct {
 	name    string
 	rank    *int // nil for the shared trace
 	records []*Record
+	lustre  []*Lustre
 	dxt     []*DXTFile
 
 	once   sync.Once
@@ -145,6 +146,10 @@ func group(path string, l *Log, err error) *view {
 	for _, r := range l.Records {
 		p := get(r.Rank)
 		p.records = append(p.records, r)
+	}
+	for _, r := range l.Lustre {
+		p := get(r.Rank)
+		p.lustre = append(p.lustre, r)
 	}
 	for _, d := range l.DXT {
 		p := get(d.Rank)
@@ -271,14 +276,21 @@ func (s *stream) record() (tracefmt.Record, error) {
 	for s.head == len(s.queue) {
 		switch s.phase {
 		case phaseCounters:
-			if s.next == len(s.p.records) {
+			if s.next == len(s.p.records)+len(s.p.lustre) {
 				s.phase, s.next = phaseEvents, 0
 				continue
 			}
-			r := s.p.records[s.next]
+			var c *tracefmt.Counters
+			var id uint64
+			if s.next < len(s.p.records) {
+				r := s.p.records[s.next]
+				c, id = s.v.log.counters(r), r.ID
+			} else {
+				r := s.p.lustre[s.next-len(s.p.records)]
+				c, id = s.v.log.lustreCounters(r), r.ID
+			}
 			s.next++
-			c := s.v.log.counters(r)
-			c.FileID = s.file(r.ID)
+			c.FileID = s.file(id)
 			s.queue = append(s.queue, tracefmt.Record{Kind: tracefmt.KindCounters, Counters: c})
 		case phaseEvents:
 			if s.next == len(s.p.order) {
@@ -491,6 +503,40 @@ func (s *stream) event(i int) *tracefmt.Event {
 		s.bytes += uint64(seg.Length)
 	}
 	return e
+}
+
+// lustreCounters converts a file's Lustre layout to a Counters record of
+// layer tracefmt.LayerLustre (FileID unset).
+func (l *Log) lustreCounters(r *Lustre) *tracefmt.Counters {
+	c := &tracefmt.Counters{Layer: tracefmt.LayerLustre, Source: "darshan LUSTRE v" + strconv.FormatUint(uint64(l.Module(ModLustre).Version), 10),
+		Ints: map[string]int64{"LUSTRE_STRIPE_SIZE": r.StripeSize(), "LUSTRE_STRIPE_COUNT": r.StripeCount(),
+			"LUSTRE_COMPONENTS": int64(len(r.Components))}}
+	if r.Rank < 0 {
+		c.Procs = int(min(max(l.Job.NProcs, 1), math.MaxInt32))
+	}
+	for i, o := range r.OSTs {
+		c.Ints["LUSTRE_OST_ID_"+strconv.Itoa(i)] = o
+	}
+	return c
+}
+
+// OSTs are the Lustre OSTs the job's files lie on, each once, ascending:
+// the job's footprint on the file system, which the server side (AID)
+// otherwise has to infer from the servers' logs. Nil when the log has no
+// LUSTRE record.
+func (l *Log) OSTs() []int64 {
+	seen := map[int64]bool{}
+	var out []int64
+	for _, r := range l.Lustre {
+		for _, o := range r.OSTs {
+			if !seen[o] {
+				seen[o] = true
+				out = append(out, o)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // seconds converts DXT's seconds to nanoseconds.
