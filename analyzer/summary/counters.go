@@ -183,14 +183,7 @@ func (a *countersAcc) finish(rep *Report, files map[string]*fileAcc) {
 		rep.Modules = append(rep.Modules, ModuleStats{Layer: string(layer), Files: len(m.paths), Records: m.records,
 			Calls: m.Calls, BytesRead: m.BytesRead, BytesWritten: m.BytesWritten, ReadNs: m.ReadNs, WriteNs: m.WriteNs, MetaNs: m.MetaNs})
 	}
-	order := map[string]int{"mpiio": 0, "posix": 1, "stdio": 2}
-	sort.Slice(rep.Modules, func(i, j int) bool {
-		a, b := rep.Modules[i].Layer, rep.Modules[j].Layer
-		if order[a] != order[b] {
-			return order[a] < order[b]
-		}
-		return a < b
-	})
+	sort.Slice(rep.Modules, func(i, j int) bool { return layerOrder(rep.Modules[i].Layer) < layerOrder(rep.Modules[j].Layer) })
 	if a.source != "" {
 		rep.Notes = append(rep.Notes, a.source)
 	}
@@ -224,7 +217,13 @@ func (a *countersAcc) finish(rep *Report, files map[string]*fileAcc) {
 				f.procs[proc] = true
 				f.shared = max(f.shared, fc.procs)
 			}
-			for _, l := range []tracefmt.Layer{tracefmt.LayerMPIIO, tracefmt.LayerPOSIX, tracefmt.LayerStdio} {
+			layers := []tracefmt.Layer{tracefmt.LayerMPIIO, tracefmt.LayerPOSIX, tracefmt.LayerStdio}
+			for l := range fc.layers {
+				if l != tracefmt.LayerMPIIO && l != tracefmt.LayerPOSIX && l != tracefmt.LayerStdio {
+					layers = append(layers, l) // HDF5, PnetCDF: a view of their own
+				}
+			}
+			for _, l := range layers {
 				c := fc.layers[l]
 				if c == nil || f.traced[l] {
 					continue
@@ -239,7 +238,8 @@ func (a *countersAcc) finish(rep *Report, files map[string]*fileAcc) {
 				// The application's bytes: the layer's counters unless events
 				// gave them (DXT traced this layer, or POSIX beneath an
 				// untraced MPI-IO) or a higher layer holds them.
-				if (l == tracefmt.LayerPOSIX && viaMPIIO[path]) || (l == tracefmt.LayerMPIIO && f.traced[tracefmt.LayerPOSIX]) {
+				if (l == tracefmt.LayerPOSIX && viaMPIIO[path]) || (l == tracefmt.LayerMPIIO && f.traced[tracefmt.LayerPOSIX]) ||
+					(l != tracefmt.LayerMPIIO && l != tracefmt.LayerPOSIX && l != tracefmt.LayerStdio) {
 					continue
 				}
 				ns := c.ReadNs + c.WriteNs + c.MetaNs

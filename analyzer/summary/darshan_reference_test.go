@@ -120,6 +120,9 @@ func TestDarshanAgainstReferenceReaders(t *testing.T) {
 						continue
 					}
 					recs++
+					if r.File != 0 {
+						sums[mod+"_FILE_REC_ID"] += int64(r.File) // darshan-parser prints it as a counter
+					}
 					for _, name := range r.IntNames() {
 						v, _ := r.Int(name)
 						sums[name] += v

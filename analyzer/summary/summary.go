@@ -503,18 +503,18 @@ func layerTotals(procs []Process) (app LayerIO, layers []LayerTotal) {
 	return app, layers
 }
 
-// layerOrder orders layers from the application's down: MPI-IO, POSIX,
-// stdio, then the others by name.
+// layerOrder orders layers from the application's down: the libraries
+// above MPI-IO (HDF5, PnetCDF), MPI-IO, POSIX, stdio.
 func layerOrder(l string) string {
 	switch tracefmt.Layer(l) {
 	case tracefmt.LayerMPIIO:
-		return "0"
-	case tracefmt.LayerPOSIX:
 		return "1"
-	case tracefmt.LayerStdio:
+	case tracefmt.LayerPOSIX:
 		return "2"
+	case tracefmt.LayerStdio:
+		return "3"
 	}
-	return "3" + l
+	return "0" + l
 }
 
 func fileOf(files map[string]*fileAcc, path string) *fileAcc {

@@ -180,9 +180,12 @@ type Record struct {
 	Version uint32
 	ID      uint64 // Darshan's record id, the hash of the file name
 	Rank    int64
-	Ints    []int64   // in the order of IntNames
-	Floats  []float64 // in the order of FloatNames
-	set     *counterSet
+	// File is the record id of the file an H5D dataset or PnetCDF
+	// variable record belongs to; 0 for the others.
+	File   uint64
+	Ints   []int64   // in the order of IntNames
+	Floats []float64 // in the order of FloatNames
+	set    *counterSet
 }
 
 // IntNames lists the integer counters of the record's module version.

@@ -575,6 +575,22 @@ func (l *Log) counters(r *Record) *tracefmt.Counters {
 		c.Layer, prefix = tracefmt.LayerStdio, "STDIO_"
 		calls = [][2]string{{"fopen", "OPENS"}, {"fdopen", "FDOPENS"}, {"fread", "READS"}, {"fwrite", "WRITES"},
 			{"fseek", "SEEKS"}, {"fflush", "FLUSHES"}}
+	case ModH5F:
+		// The libraries above MPI-IO: their own layers, whose bytes the
+		// layers beneath also count.
+		c.Layer, prefix = "h5f", "H5F_"
+		calls = [][2]string{{"H5Fopen", "OPENS"}, {"H5Fflush", "FLUSHES"}}
+	case ModH5D:
+		c.Layer, prefix = "h5d", "H5D_"
+		calls = [][2]string{{"H5Dopen", "OPENS"}, {"H5Dread", "READS"}, {"H5Dwrite", "WRITES"}, {"H5Dflush", "FLUSHES"}}
+	case ModPnetCDFFile:
+		c.Layer, prefix = "pnetcdf_file", "PNETCDF_FILE_"
+		calls = [][2]string{{"ncmpi_create", "CREATES"}, {"ncmpi_open", "OPENS"}, {"ncmpi_sync", "SYNCS"}}
+	case ModPnetCDFVar:
+		c.Layer, prefix = "pnetcdf_var", "PNETCDF_VAR_"
+		calls = [][2]string{{"ncmpi_inq_varid", "OPENS"}, {"ncmpi_get_var", "INDEP_READS"}, {"ncmpi_put_var", "INDEP_WRITES"},
+			{"ncmpi_get_var_all", "COLL_READS"}, {"ncmpi_put_var_all", "COLL_WRITES"}, {"ncmpi_iget_var", "NB_READS"},
+			{"ncmpi_iput_var", "NB_WRITES"}}
 	}
 	for _, cc := range calls {
 		if n, ok := r.Int(prefix + cc[1]); ok && n > 0 {

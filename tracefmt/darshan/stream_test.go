@@ -143,7 +143,7 @@ func TestStreamsSharedAndSingle(t *testing.T) {
 			t.Errorf("an event in a log without DXT: %+v", r.Event)
 		}
 	}
-	if strings.Join(layers, " ") != "posix mpiio" {
+	if strings.Join(layers, " ") != "posix mpiio lustre" {
 		t.Errorf("shared counters of layers %v", layers)
 	}
 	_, recs, err = readStream(t, names[0])
