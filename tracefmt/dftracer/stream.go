@@ -236,7 +236,11 @@ func newStream(m *meta, r *lineReader, pid int64) tracefmt.Stream {
 		if cmd := m.strs[p.cmdHash]; cmd != "" {
 			h.Args = strings.Fields(cmd)
 			h.Program = h.Args[0]
-		} else if exe := m.strs[p.execHash]; exe != "" {
+		}
+		// The executable the trace's metadata names wins over the command
+		// line's first word (a Python pool's workers share a command line
+		// whose words say little about what ran).
+		if exe := m.strs[p.execHash]; exe != "" {
 			h.Program = exe
 		}
 		h.PPID, h.Rank = int(p.ppid), p.rank
