@@ -84,6 +84,9 @@ type Header struct {
 	// Job is the batch job as the source recorded it (a Darshan log's job
 	// record), nil for iopred's own traces.
 	Job *SourceJob `json:"src_job,omitempty"`
+	// Notes say what the source did not record and the analyses therefore
+	// lack (a DFTracer trace made without sizes or paths).
+	Notes []string `json:"notes,omitempty"`
 }
 
 // SourceJob is what another tool recorded about the whole job (a Darshan

@@ -662,6 +662,16 @@ func appendBody(b []byte, v any) (_ []byte, ok bool) {
 			}
 			b = append(append(b, `,"src_job":`...), j...)
 		}
+		if len(r.Notes) > 0 {
+			b = append(b, `,"notes":[`...)
+			for i, n := range r.Notes {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = appendJSONString(b, n)
+			}
+			b = append(b, ']')
+		}
 		return append(b, '}'), true
 	case File:
 		b = append(b, `{"id":`...)

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"io"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -248,6 +249,7 @@ func Summarize(traces []string, opt Options) (*Report, error) {
 	}
 	rep.Excluded = s.tally
 	rep.Source = s.source
+	rep.Notes = append(rep.Notes, s.notes...)
 	files, ctxs := s.files, s.ctxs
 	s.cnt.finish(rep, files)
 	rep.Application, rep.Layers = layerTotals(rep.Processes)
@@ -299,6 +301,7 @@ type summarizer struct {
 	obs      Observer
 	cnt      countersAcc // the Counters records (Darshan without DXT)
 	source   *SourceJob
+	notes    []string // the headers' notes, each once
 	// the previous path asked about and the answer
 	lastPath     string
 	lastExcluded bool
@@ -343,6 +346,11 @@ func (s *summarizer) trace(proc int, path string) (p Process, err error) {
 		s.source = &SourceJob{JobID: h.JobID, Procs: h.Procs, Program: h.Program, Source: h.Source, SourceJob: *h.Job, Partial: h.Partial}
 		if len(h.Args) > 1 {
 			s.source.Args = h.Args[1:]
+		}
+	}
+	for _, n := range h.Notes {
+		if !slices.Contains(s.notes, n) {
+			s.notes = append(s.notes, n)
 		}
 	}
 	if h.Partial != "" && s.source != nil && s.source.Partial == "" {

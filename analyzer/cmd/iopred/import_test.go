@@ -408,3 +408,26 @@ func TestPeriodFromHeatmap(t *testing.T) {
 		}
 	}
 }
+
+// TestDFTracerWithoutMetadata proves that a DFTracer trace recorded with
+// its default settings (no sizes, no paths) is summarised with a note
+// saying so, not silently as 0 bytes.
+func TestDFTracerWithoutMetadata(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bare.pfw")
+	lines := `[
+{"id":1,"name":"open64","cat":"POSIX","pid":7,"tid":7,"ts":1000,"dur":5,"ph":"X"}
+{"id":2,"name":"write","cat":"POSIX","pid":7,"tid":7,"ts":2000,"dur":5,"ph":"X"}
+{"id":3,"name":"read","cat":"POSIX","pid":7,"tid":7,"ts":3000,"dur":5,"ph":"X"}
+]
+`
+	if err := os.WriteFile(path, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := run("summary", path)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "DFTracer recorded no sizes and file paths for the 3 I/O calls of process 7 (traced without DFTRACER_INC_METADATA=1)") {
+		t.Errorf("no note of the missing metadata:\n%s", out)
+	}
+}
