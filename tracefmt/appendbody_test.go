@@ -16,7 +16,7 @@ func TestAppendBodyKnowsEveryField(t *testing.T) {
 		v      any
 		fields int
 	}{
-		{Header{}, 15}, {File{}, 2}, {Context{}, 2}, {Frame{}, 3}, {Proc{}, 5}, {Footer{}, 6}, {indexedContext{}, 2},
+		{Header{}, 19}, {File{}, 2}, {Context{}, 2}, {Frame{}, 3}, {Proc{}, 5}, {Footer{}, 6}, {indexedContext{}, 2},
 	} {
 		if n := reflect.TypeOf(c.v).NumField(); n != c.fields {
 			t.Errorf("%T has %d fields, appendBody writes %d: teach appendBody the new ones", c.v, n, c.fields)
@@ -73,6 +73,11 @@ func TestAppendBodyAsJSON(t *testing.T) {
 			}
 			if rng.Intn(2) == 0 {
 				h.ForkUnixNs = rng.Int63()
+			}
+			if rng.Intn(4) == 0 {
+				h.Shared, h.Partial = true, randString(rng)
+				h.Job = &SourceJob{UID: rng.Int63(), CommandLine: randString(rng), RunNs: rng.Int63(), Modules: []string{randString(rng)}}
+				h.Notes = []string{randString(rng), randString(rng)}
 			}
 			if rng.Intn(2) == 0 {
 				r := rng.Intn(1000) - 10

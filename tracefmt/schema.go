@@ -28,6 +28,11 @@ const (
 	LayerMPIIO Layer = "mpiio"
 )
 
+// LayerLustre marks a Counters record that holds a file's Lustre layout
+// (a Darshan log's LUSTRE record), not I/O: Ints LUSTRE_STRIPE_SIZE,
+// LUSTRE_STRIPE_COUNT, LUSTRE_COMPONENTS and LUSTRE_OST_ID_0, _1, ...
+const LayerLustre Layer = "lustre"
+
 // Kind tells which record a trace line holds.
 type Kind string
 
@@ -68,6 +73,41 @@ type Header struct {
 	// was forked (its trace's time anchor); 0 for a process that started
 	// from an exec.
 	ForkUnixNs int64 `json:"fork_unix_ns,omitempty"`
+	// Shared marks the trace of the records that cover all of the job's
+	// processes (a Darshan log's shared records, rank -1): the job's
+	// shared files, not a process of its own.
+	Shared bool `json:"shared,omitempty"`
+	// Partial says what the source lacks when it is incomplete (a Darshan
+	// log cut short, or whose Darshan ran out of memory for a module), so
+	// that a copy (iopred import) stays marked; empty when complete.
+	Partial string `json:"partial,omitempty"`
+	// Job is the batch job as the source recorded it (a Darshan log's job
+	// record), nil for iopred's own traces.
+	Job *SourceJob `json:"src_job,omitempty"`
+	// Notes say what the source did not record and the analyses therefore
+	// lack (a DFTracer trace made without sizes or paths).
+	Notes []string `json:"notes,omitempty"`
+}
+
+// SourceJob is what another tool recorded about the whole job (a Darshan
+// log's job record and header).
+type SourceJob struct {
+	UID int64 `json:"uid"`
+	// CommandLine is the command line as the source kept it (Darshan's
+	// may be cut short).
+	CommandLine string `json:"cmdline,omitempty"`
+	StartUnixNs int64  `json:"start_unix_ns"`
+	EndUnixNs   int64  `json:"end_unix_ns"`
+	// RunNs is the run time as the source's own tools report it (Darshan:
+	// end minus start, plus one second for the logs that keep whole
+	// seconds).
+	RunNs int64 `json:"run_ns"`
+	// FormatVersion is the log's format ("3.41"), Library the version of
+	// the tool that wrote it ("3.4.7"), when it says.
+	FormatVersion string `json:"format_version,omitempty"`
+	Library       string `json:"library,omitempty"`
+	// Modules names the log's modules, those it holds data of.
+	Modules []string `json:"modules,omitempty"`
 }
 
 // Frame is one call-stack frame of a context, symbolised so that it is

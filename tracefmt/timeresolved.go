@@ -14,6 +14,12 @@ import (
 type NoEventsError struct {
 	Traces []string // the traces read, as named to CheckTimeResolved
 	Source string   // the header's Source of the first, when set
+	// Partial is what the source lacks when it was cut short (the first
+	// header's Partial), and Traced the modules of call traces its
+	// source holds (a Darshan log's DXT_POSIX, DXT_MPIIO): traces were
+	// recorded, and lost.
+	Partial string
+	Traced  []string
 }
 
 func (e *NoEventsError) Error() string {
@@ -35,6 +41,14 @@ func (e *NoEventsError) Error() string {
 	if e.Source != "" {
 		src = " (" + e.Source + ")"
 	}
+	if len(e.Traced) > 0 {
+		why := "none of its calls could be read"
+		if e.Partial != "" {
+			why = "the log is partial (" + e.Partial + ") and none of its calls could be read"
+		}
+		return fmt.Sprintf("%s%s: the log holds %s, recorded with DXT, but %s: this analysis needs the time of each call; "+
+			"'iopred summary' reads the counters", what, src, strings.Join(e.Traced, " and "), why)
+	}
 	return fmt.Sprintf("%s%s: per-file counters only, no event of any call: this analysis needs the time of each call; "+
 		"'iopred summary' reads the counters. For a Darshan log, record the run with DXT (DXT_ENABLE_IO_TRACE=1)", what, src)
 }
@@ -51,7 +65,8 @@ func CheckTimeResolved(paths ...string) error {
 		return nil
 	}
 	counters := false
-	source := ""
+	source, partial := "", ""
+	var traced []string
 	for _, name := range names {
 		if k, _ := IsFTIOFile(name); k != "" {
 			return nil
@@ -60,8 +75,19 @@ func CheckTimeResolved(paths ...string) error {
 		if err != nil {
 			return nil
 		}
+		h := s.Header()
 		if source == "" {
-			source = s.Header().Source
+			source = h.Source
+		}
+		if partial == "" {
+			partial = h.Partial
+		}
+		if h.Job != nil && traced == nil {
+			for _, m := range h.Job.Modules {
+				if strings.HasPrefix(m, "DXT_") {
+					traced = append(traced, m)
+				}
+			}
 		}
 		found := errors.New("event found")
 		err = s.Each(func(rec Record) error {
@@ -87,5 +113,5 @@ func CheckTimeResolved(paths ...string) error {
 	if !counters {
 		return nil
 	}
-	return &NoEventsError{Traces: names, Source: source}
+	return &NoEventsError{Traces: names, Source: source, Partial: partial, Traced: traced}
 }

@@ -646,6 +646,32 @@ func appendBody(b []byte, v any) (_ []byte, ok bool) {
 			b = append(b, `,"fork_unix_ns":`...)
 			b = strconv.AppendInt(b, r.ForkUnixNs, 10)
 		}
+		if r.Shared {
+			b = append(b, `,"shared":true`...)
+		}
+		if r.Partial != "" {
+			b = append(b, `,"partial":`...)
+			b = appendJSONString(b, r.Partial)
+		}
+		if r.Job != nil {
+			// Once a trace, and only in converted ones: the encoder's cost
+			// does not matter.
+			j, err := json.Marshal(r.Job)
+			if err != nil {
+				return b, false
+			}
+			b = append(append(b, `,"src_job":`...), j...)
+		}
+		if len(r.Notes) > 0 {
+			b = append(b, `,"notes":[`...)
+			for i, n := range r.Notes {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = appendJSONString(b, n)
+			}
+			b = append(b, ']')
+		}
 		return append(b, '}'), true
 	case File:
 		b = append(b, `{"id":`...)

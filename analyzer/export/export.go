@@ -34,6 +34,10 @@ type Stats struct {
 	// byte counted once as the summary counts it (tracefmt.DataFlow).
 	BytesRead    int64 `json:"bytes_read"`
 	BytesWritten int64 `json:"bytes_written"`
+	// Layers is each layer's own view (posix, mpiio, stdio): the bytes its
+	// calls moved, a POSIX call inside an MPI-IO call included, as the
+	// summary's layers count them.
+	Layers map[string]*LayerBytes `json:"layers,omitempty"`
 	// Predictions are the instant events of the predictor's guesses, Hits
 	// those whose call and context were the next call's.
 	Predictions uint64 `json:"predictions,omitempty"`
@@ -43,6 +47,50 @@ type Stats struct {
 	// Problems lists the traces that could not be read to their end; what
 	// they held up to the fault is exported.
 	Problems []string `json:"problems,omitempty"`
+}
+
+// LayerBytes is what one layer's calls moved.
+type LayerBytes struct {
+	Calls        uint64 `json:"calls"`
+	BytesRead    int64  `json:"bytes_read"`
+	BytesWritten int64  `json:"bytes_written"`
+}
+
+// addLayer counts an exported event in its layer's view; dir is the
+// direction of its own data (tracefmt.DataFlow), which in MPI-IO puts a
+// nonblocking call's bytes on its completion.
+func (st *Stats) addLayer(e *tracefmt.Event, dir tracefmt.Direction) {
+	layer := e.Layer
+	if layer == "" {
+		layer = tracefmt.LayerOf(e.Op)
+	}
+	if st.Layers == nil {
+		st.Layers = map[string]*LayerBytes{}
+	}
+	l := st.Layers[string(layer)]
+	if l == nil {
+		l = &LayerBytes{}
+		st.Layers[string(layer)] = l
+	}
+	l.Calls++
+	if e.Bytes <= 0 {
+		return
+	}
+	if layer != tracefmt.LayerMPIIO {
+		// A call beneath MPI-IO moved its bytes in its own layer's view.
+		switch {
+		case tracefmt.IsRead(e.Op):
+			dir = tracefmt.Read
+		case tracefmt.IsWrite(e.Op):
+			dir = tracefmt.Write
+		}
+	}
+	switch dir {
+	case tracefmt.Read:
+		l.BytesRead += e.Bytes
+	case tracefmt.Write:
+		l.BytesWritten += e.Bytes
+	}
 }
 
 // jobStart is the earliest trace's time anchor, the zero of every time

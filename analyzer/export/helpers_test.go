@@ -247,3 +247,22 @@ func checkTraceEvents(t *testing.T, doc []byte) map[string][]traceEvent {
 	}
 	return byPh
 }
+
+// checkLayers compares an export's per-layer views with the summary's
+// (every path kept): each layer's calls and bytes.
+func checkLayers(t *testing.T, traces []string, st Stats) {
+	t.Helper()
+	rep, _ := summary.Summarize(traces, summary.Options{AllPaths: true})
+	if rep == nil {
+		t.Fatal("no summary")
+	}
+	if len(rep.Layers) != len(st.Layers) {
+		t.Errorf("layers: export %v, summary %+v", st.Layers, rep.Layers)
+	}
+	for _, l := range rep.Layers {
+		g := st.Layers[l.Layer]
+		if g == nil || g.BytesRead != l.BytesRead || g.BytesWritten != l.BytesWritten || g.Calls != l.Calls {
+			t.Errorf("layer %s: export %+v, summary %+v", l.Layer, g, l.LayerIO)
+		}
+	}
+}

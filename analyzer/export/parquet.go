@@ -128,7 +128,9 @@ func Parquet(w io.Writer, traces []string, opt ParquetOptions) (Stats, error) {
 				off := e.Offset
 				row.Offset = &off
 			}
-			switch flow.Of(e) {
+			dir := flow.Of(e)
+			st.addLayer(e, dir)
+			switch dir {
 			case tracefmt.Read:
 				row.Dir = "read"
 				st.BytesRead += max(e.Bytes, 0)

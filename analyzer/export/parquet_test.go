@@ -91,6 +91,7 @@ func TestParquetJob(t *testing.T) {
 	if uint64(len(rows)) != events || st.Events != events || st.BytesRead != read || st.BytesWritten != written || len(st.Problems) != 1 {
 		t.Errorf("%d rows, stats %+v; the summary counts %d events, %d bytes read, %d written", len(rows), st, events, read, written)
 	}
+	checkLayers(t, traces, st)
 	byDir := map[any]int64{}
 	for _, r := range rows {
 		byDir[r["dir"]] += r["bytes"].(int64)

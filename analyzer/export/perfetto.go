@@ -158,6 +158,7 @@ func (p *perfetto) trace(pid int, trace string, jobStart int64, st *Stats) error
 			dir := flow.Of(e)
 			p.slice(pid, shift, e, dir)
 			st.Events++
+			st.addLayer(e, dir)
 			switch dir {
 			case tracefmt.Read:
 				st.BytesRead += max(e.Bytes, 0)

@@ -20,6 +20,7 @@ func TestPerfettoJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	byPh := checkTraceEvents(t, buf.Bytes())
+	checkLayers(t, traces, st)
 	events, read, written := summaryCounts(t, traces)
 	if uint64(len(byPh["X"])) != events || st.Events != events || st.BytesRead != read || st.BytesWritten != written {
 		t.Errorf("%d slices, stats %+v; the summary counts %d events, %d bytes read, %d written", len(byPh["X"]), st, events, read, written)

@@ -83,6 +83,9 @@ type view struct {
 	Accuracy    []Fact
 	AccTable    Table
 	Files       Table
+	Layers      Table // the application's bytes, each once, beside each layer's view
+	LayerFiles  Table // per file: the application's bytes and each layer's
+	Lustre      Table // per file: its Lustre layout, when the source kept it
 	Contexts    Table
 	Thresholds  []Fact
 	Rules       []Fact
@@ -182,6 +185,8 @@ func (r *Report) view() (*view, error) {
 	r.patternTable(v)
 	r.accuracy(v, procs)
 	v.Files = r.fileTable()
+	v.Layers, v.LayerFiles = r.layerTables()
+	v.Lustre = r.lustreTable()
 	v.Contexts = r.contextTable()
 	r.about(v)
 	return v, nil
@@ -215,13 +220,19 @@ func (r *Report) facts(v *view, procs []*insights.Proc) {
 		io += p.IONs()
 	}
 	add := func(n, val string) { v.Facts = append(v.Facts, Fact{n, val}) }
-	if len(procs) > 0 {
-		add("program", procs[0].Program)
+	if j := r.Summary.Source; j != nil {
+		r.sourceFacts(add, j)
+		read, written = r.Summary.Application.BytesRead, r.Summary.Application.BytesWritten
+		add("traces read", fmt.Sprintf("%d (one per rank with records of its own, one for the files all ranks shared)", len(procs)))
+	} else {
+		if len(procs) > 0 {
+			add("program", procs[0].Program)
+		}
+		if args != "" {
+			add("arguments", args)
+		}
+		add("processes", fmt.Sprintf("%d on %d host(s): %s", len(procs), len(hosts), strings.Join(hl, ", ")))
 	}
-	if args != "" {
-		add("arguments", args)
-	}
-	add("processes", fmt.Sprintf("%d on %d host(s): %s", len(procs), len(hosts), strings.Join(hl, ", ")))
 	add("started", summary.FormatDate(r.start())+" (every other time in this report counts seconds from it)")
 	add("ran for", insights.Dur(r.end())+" (until the last process ended)")
 	add("data", fmt.Sprintf("%s read, %s written by the application", insights.Size(read), insights.Size(written)))
@@ -230,6 +241,96 @@ func (r *Report) facts(v *view, procs []*insights.Proc) {
 	if lib != "" {
 		add("recorded by", "libiopred "+lib)
 	}
+}
+
+// sourceFacts states the job as its source recorded it (a Darshan log's
+// job record).
+func (r *Report) sourceFacts(add func(n, val string), j *summary.SourceJob) {
+	add("job id", j.JobID)
+	add("processes (log)", strconv.Itoa(j.Procs))
+	add("uid", strconv.FormatInt(j.UID, 10))
+	add("executable", j.Program)
+	if len(j.Args) > 0 {
+		add("arguments", strings.Join(j.Args, " "))
+	}
+	add("start (log)", fmt.Sprintf("%s (%d)", summary.FormatDate(j.StartUnixNs), j.StartUnixNs/1e9))
+	add("end (log)", fmt.Sprintf("%s (%d)", summary.FormatDate(j.EndUnixNs), j.EndUnixNs/1e9))
+	add("run time (log)", fmt.Sprintf("%.4f s", float64(j.RunNs)/1e9))
+	add("log", j.Source)
+	add("modules", strings.Join(j.Modules, ", "))
+	partial := "no"
+	if j.Partial != "" {
+		partial = "yes: " + j.Partial
+	}
+	add("partial", partial)
+}
+
+// layerTables are the application's bytes (each byte once: a file's
+// highest layer) beside each layer's own view, for the job and per file.
+func (r *Report) layerTables() (job, files Table) {
+	s := r.Summary
+	if len(s.Layers) == 0 {
+		return job, files
+	}
+	job = Table{ID: "layers", Caption: "Layers: the application's bytes count each byte once (MPI-IO for a file accessed through it, else POSIX, plus stdio); each layer's own view beside",
+		Head: []Column{{Name: "layer"}, {Name: "calls", Num: true}, {Name: "read", Num: true}, {Name: "written", Num: true}}}
+	a := s.Application
+	job.Rows = append(job.Rows, []Cell{{Text: "application (each byte once)"}, countCell(a.Calls), sizeCell(a.BytesRead), sizeCell(a.BytesWritten)})
+	var names []string
+	for _, l := range s.Layers {
+		names = append(names, l.Layer)
+		job.Rows = append(job.Rows, []Cell{{Text: l.Layer}, countCell(l.Calls), sizeCell(l.BytesRead), sizeCell(l.BytesWritten)})
+	}
+	files = Table{ID: "layerfiles", Caption: "Files by layer: read / written by the application and in each layer's view",
+		Head: []Column{{Name: "file"}, {Name: "application", Num: true}}}
+	for _, n := range names {
+		files.Head = append(files.Head, Column{Name: n, Num: true})
+	}
+	rw := func(read, written int64) Cell {
+		return num(float64(read+written), insights.Size(read)+" / "+insights.Size(written))
+	}
+	for _, f := range s.Files {
+		if len(f.Layers) == 0 {
+			continue
+		}
+		row := []Cell{{Text: f.Path}, rw(f.BytesRead, f.BytesWritten)}
+		for _, n := range names {
+			if l := f.Layers[n]; l != nil {
+				row = append(row, rw(l.BytesRead, l.BytesWritten))
+			} else {
+				row = append(row, Cell{Text: "-", Sort: "-1", Class: "num"})
+			}
+		}
+		files.Rows = append(files.Rows, row)
+	}
+	return job, files
+}
+
+// lustreTable lists the files' Lustre layouts (a Darshan log's LUSTRE
+// records) and, as its caption, the OSTs the job used.
+func (r *Report) lustreTable() Table {
+	s := r.Summary
+	if len(s.OSTs) == 0 {
+		return Table{}
+	}
+	osts := make([]string, len(s.OSTs))
+	for i, o := range s.OSTs {
+		osts[i] = strconv.FormatInt(o, 10)
+	}
+	t := Table{ID: "lustre", Caption: fmt.Sprintf("Lustre layouts: the job's files lie on %d OSTs (%s)", len(osts), strings.Join(osts, ", ")),
+		Head: []Column{{Name: "file"}, {Name: "stripe size", Num: true}, {Name: "stripe count", Num: true}, {Name: "OSTs"}}}
+	for _, f := range s.Files {
+		l := f.Lustre
+		if l == nil {
+			continue
+		}
+		list := make([]string, len(l.OSTs))
+		for i, o := range l.OSTs {
+			list[i] = strconv.FormatInt(o, 10)
+		}
+		t.Rows = append(t.Rows, []Cell{{Text: f.Path}, sizeCell(l.StripeSize), countCell(uint64(max(l.StripeCount, 0))), {Text: strings.Join(list, ", ")}})
+	}
+	return t
 }
 
 // commonDir is the directory the traces share.

@@ -11,7 +11,9 @@ import (
 	"sync"
 	"testing"
 
+	"iopred/tests/interop"
 	"iopred/tracefmt"
+	_ "iopred/tracefmt/darshan"
 )
 
 // job writes the traces of an MPI job of n ranks: each opens a shared
@@ -242,4 +244,32 @@ func ExampleReport_WriteHTML() {
 	rep.WriteHTML(&page)
 	fmt.Println(strings.Contains(page.String(), "100 MiB written"), len(rep.Findings) > 0)
 	// Output: true true
+}
+
+// TestReportOfADarshanLog proves that the report of a Darshan log states
+// the job as the log records it (job id, uid, executable, run time in
+// Darshan's convention, modules, partial or not), the application's bytes
+// counted once beside each layer's view, and the files' Lustre layouts
+// with the job's OSTs.
+func TestReportOfADarshanLog(t *testing.T) {
+	log := filepath.Join(interop.Dir(), "darshan", "pytokio", "sample.darshan")
+	traces, err := tracefmt.Discover(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Build(traces, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := rep.WriteHTML(&b); err != nil {
+		t.Fatal(err)
+	}
+	page := html.UnescapeString(b.String())
+	for _, want := range []string{"job id", "4478544", "uid", "run time (log)", "117.0000 s", "partial", "LUSTRE",
+		"application (each byte once)", "2.0 TiB", "Lustre layouts: the job's files lie on 24 OSTs", "vpicio.hdf5"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the report lacks %q", want)
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 
 	"iopred/tracefmt"
@@ -34,6 +35,39 @@ type countersAcc struct {
 	source  string // the first header that names its source, as a note
 	modules map[tracefmt.Layer]*moduleAcc
 	byTrace map[int]map[string]*fileCounters // trace index -> path -> totals
+	lustre  map[string]*LustreLayout
+}
+
+// LustreLayout is a file's Lustre layout as the source recorded it (a
+// Darshan log's LUSTRE module): stripe size and count of its first
+// component, and the OSTs its stripes lie on.
+type LustreLayout struct {
+	StripeSize  int64   `json:"stripe_size"`
+	StripeCount int64   `json:"stripe_count"`
+	OSTs        []int64 `json:"osts"`
+}
+
+// addLustre keeps a file's layout (each rank that opened a file records
+// the same one; the first is kept).
+func (a *countersAcc) addLustre(c *tracefmt.Counters) {
+	if a.lustre == nil {
+		a.lustre = map[string]*LustreLayout{}
+	}
+	if a.lustre[c.Path] != nil {
+		return
+	}
+	l := &LustreLayout{StripeSize: c.Ints["LUSTRE_STRIPE_SIZE"], StripeCount: c.Ints["LUSTRE_STRIPE_COUNT"]}
+	for i := 0; ; i++ {
+		o, ok := c.Ints["LUSTRE_OST_ID_"+strconv.Itoa(i)]
+		if !ok && i >= int(l.StripeCount) {
+			break
+		}
+		if i > 1<<20 {
+			break
+		}
+		l.OSTs = append(l.OSTs, o) // a zero counter is left out of Ints: OST 0
+	}
+	a.lustre[c.Path] = l
 }
 
 // moduleAcc is one layer's totals and the files it saw.
@@ -74,8 +108,12 @@ func addCounters(dst, c *tracefmt.Counters) {
 	dst.MetaNs += c.MetaNs
 }
 
-func (a *countersAcc) add(proc int, c *tracefmt.Counters) {
+func (a *countersAcc) add(proc int, c *tracefmt.Counters, excluded bool) {
 	a.records++
+	if c.Layer == tracefmt.LayerLustre {
+		a.addLustre(c)
+		return
+	}
 	if a.modules == nil {
 		a.modules = map[tracefmt.Layer]*moduleAcc{}
 		a.byTrace = map[int]map[string]*fileCounters{}
@@ -88,6 +126,9 @@ func (a *countersAcc) add(proc int, c *tracefmt.Counters) {
 	m.paths[c.Path] = true
 	m.records++
 	addCounters(&m.Counters, c)
+	if excluded {
+		return
+	}
 	files := a.byTrace[proc]
 	if files == nil {
 		files = map[string]*fileCounters{}
@@ -119,45 +160,86 @@ func (a *countersAcc) finish(rep *Report, files map[string]*fileAcc) {
 	if a.records == 0 {
 		return
 	}
+	if len(a.lustre) > 0 {
+		seen := map[int64]bool{}
+		for _, l := range a.lustre {
+			for _, o := range l.OSTs {
+				if !seen[o] {
+					seen[o] = true
+					rep.OSTs = append(rep.OSTs, o)
+				}
+			}
+		}
+		sort.Slice(rep.OSTs, func(i, j int) bool { return rep.OSTs[i] < rep.OSTs[j] })
+		defer func() {
+			for path, l := range a.lustre {
+				if f := files[path]; f != nil {
+					f.Lustre = l
+				}
+			}
+		}()
+	}
 	for layer, m := range a.modules {
 		rep.Modules = append(rep.Modules, ModuleStats{Layer: string(layer), Files: len(m.paths), Records: m.records,
 			Calls: m.Calls, BytesRead: m.BytesRead, BytesWritten: m.BytesWritten, ReadNs: m.ReadNs, WriteNs: m.WriteNs, MetaNs: m.MetaNs})
 	}
-	order := map[string]int{"mpiio": 0, "posix": 1, "stdio": 2}
-	sort.Slice(rep.Modules, func(i, j int) bool {
-		a, b := rep.Modules[i].Layer, rep.Modules[j].Layer
-		if order[a] != order[b] {
-			return order[a] < order[b]
-		}
-		return a < b
-	})
+	sort.Slice(rep.Modules, func(i, j int) bool { return layerOrder(rep.Modules[i].Layer) < layerOrder(rep.Modules[j].Layer) })
 	if a.source != "" {
 		rep.Notes = append(rep.Notes, a.source)
 	}
 	if !a.countersOnly() {
-		rep.Notes = append(rep.Notes, "the modules' totals come from per-file counters; the file and process tables from the traced calls alone")
-		return
+		rep.Notes = append(rep.Notes, "the modules' totals come from per-file counters; the file and process tables from the traced calls, "+
+			"and from the counters for the files and layers no call was traced on")
+	} else {
+		rep.Notes = append(rep.Notes, "per-file counters only, no traced call: the tables come from the counters, and the time-resolved analyses "+
+			"(period, patterns, replay, events) need a trace of each call; for a Darshan log, run with DXT (DXT_ENABLE_IO_TRACE=1)")
 	}
-	rep.Notes = append(rep.Notes, "per-file counters only, no traced call: the tables come from the counters, and the time-resolved analyses "+
-		"(period, patterns, replay, events) need a trace of each call; for a Darshan log, run with DXT (DXT_ENABLE_IO_TRACE=1)")
+	// A file's application figures come from its highest layer over the
+	// whole job: a file written through MPI-IO has its MPI-IO record in
+	// the shared trace and its POSIX records in the ranks' traces.
+	viaMPIIO := map[string]bool{}
+	for _, byPath := range a.byTrace {
+		for path, fc := range byPath {
+			if fc.layers[tracefmt.LayerMPIIO] != nil {
+				viaMPIIO[path] = true
+			}
+		}
+	}
 	for proc, byPath := range a.byTrace {
 		p := &rep.Processes[proc]
 		for path, fc := range byPath {
-			use := []tracefmt.Layer{tracefmt.LayerMPIIO}
-			if fc.layers[tracefmt.LayerMPIIO] == nil {
-				use = []tracefmt.Layer{tracefmt.LayerPOSIX, tracefmt.LayerStdio}
-			}
 			f := fileOf(files, path)
-			f.procs[proc] = true
-			f.shared = max(f.shared, fc.procs)
-			for _, c := range fc.layers {
-				for op, n := range c.Calls {
-					f.Calls[op] += n
+			// Events on the file (DXT) already gave its figures; the
+			// counters fill in the layers no event showed (stdio, which
+			// DXT does not trace).
+			traced := len(f.traced) > 0
+			if !traced {
+				f.procs[proc] = true
+				f.shared = max(f.shared, fc.procs)
+			}
+			layers := []tracefmt.Layer{tracefmt.LayerMPIIO, tracefmt.LayerPOSIX, tracefmt.LayerStdio}
+			for l := range fc.layers {
+				if l != tracefmt.LayerMPIIO && l != tracefmt.LayerPOSIX && l != tracefmt.LayerStdio {
+					layers = append(layers, l) // HDF5, PnetCDF: a view of their own
 				}
 			}
-			for _, l := range use {
+			for _, l := range layers {
 				c := fc.layers[l]
-				if c == nil {
+				if c == nil || f.traced[l] {
+					continue
+				}
+				var n uint64
+				for op, k := range c.Calls {
+					f.Calls[op] += k
+					n += k
+				}
+				f.Layers.add(l, n, c.BytesRead, c.BytesWritten)
+				p.Layers.add(l, n, c.BytesRead, c.BytesWritten)
+				// The application's bytes: the layer's counters unless events
+				// gave them (DXT traced this layer, or POSIX beneath an
+				// untraced MPI-IO) or a higher layer holds them.
+				if (l == tracefmt.LayerPOSIX && viaMPIIO[path]) || (l == tracefmt.LayerMPIIO && f.traced[tracefmt.LayerPOSIX]) ||
+					(l != tracefmt.LayerMPIIO && l != tracefmt.LayerPOSIX && l != tracefmt.LayerStdio) {
 					continue
 				}
 				ns := c.ReadNs + c.WriteNs + c.MetaNs
@@ -167,6 +249,7 @@ func (a *countersAcc) finish(rep *Report, files map[string]*fileAcc) {
 				p.BytesRead += c.BytesRead
 				p.BytesWritten += c.BytesWritten
 				p.IONs += ns
+				p.Calls += n
 			}
 		}
 	}

@@ -122,8 +122,9 @@ func TestSummarizeCounters(t *testing.T) {
 }
 
 // TestSummarizeCountersWithEvents proves that when some trace has events,
-// the file and process tables come from the events alone (counters do not
-// add to them) while the module table still adds up the counters.
+// a file's figures come from its events, and the counters add only the
+// files (and layers) no event was traced on, as stdio beside a Darshan
+// log's DXT; the module table still adds up the counters.
 func TestSummarizeCountersWithEvents(t *testing.T) {
 	dir := t.TempDir()
 	r0 := 0
@@ -134,10 +135,110 @@ func TestSummarizeCountersWithEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Files) != 1 || rep.Files[0].Path != "/traced" || rep.Files[0].BytesWritten != 10 || rep.Processes[0].BytesWritten != 10 {
+	files := map[string]FileStats{}
+	for _, f := range rep.Files {
+		files[f.Path] = f
+	}
+	if len(files) != 2 || files["/traced"].BytesWritten != 10 || files["/traced"].Events != 1 || files["/untraced"].BytesWritten != 5 ||
+		rep.Processes[0].BytesWritten != 15 || rep.Application.BytesWritten != 15 {
 		t.Errorf("files %+v, process %+v", rep.Files, rep.Processes[0])
 	}
-	if len(rep.Modules) != 2 || len(rep.Notes) != 2 || !strings.Contains(rep.Notes[1], "from the traced calls alone") {
+	if len(rep.Modules) != 2 || len(rep.Notes) != 2 || !strings.Contains(rep.Notes[1], "for the files and layers no call was traced on") {
 		t.Errorf("modules %+v, notes %q", rep.Modules, rep.Notes)
+	}
+}
+
+// TestSummarizeLayersCountedOnce proves the application's figures count
+// each byte once when a file's MPI-IO record is the job's shared one and
+// its POSIX records are the ranks' own (the E3SM-IO case: 77 GB through
+// MPI-IO was summed with the 303 GB of POSIX records beneath into 380 GB):
+// the file, the processes and the job count MPI-IO's bytes plus stdio's,
+// and each layer's view keeps its own.
+func TestSummarizeLayersCountedOnce(t *testing.T) {
+	dir := t.TempDir()
+	r0, r1 := 0, 1
+	shared := writeCounters(t, dir, "shared", nil, false,
+		tracefmt.Counters{Path: "/out.nc", Layer: tracefmt.LayerMPIIO, Procs: 2, Calls: map[string]uint64{"MPI_File_write_all": 2},
+			BytesWritten: 1000, WriteNs: 40})
+	ranks := []string{
+		writeCounters(t, dir, "r0", &r0, false,
+			tracefmt.Counters{Path: "/out.nc", Layer: tracefmt.LayerPOSIX, Calls: map[string]uint64{"write": 4}, BytesWritten: 3000, WriteNs: 30},
+			tracefmt.Counters{Path: "<STDOUT>", Layer: tracefmt.LayerStdio, Calls: map[string]uint64{"fwrite": 1}, BytesWritten: 7}),
+		writeCounters(t, dir, "r1", &r1, false,
+			tracefmt.Counters{Path: "/out.nc", Layer: tracefmt.LayerPOSIX, Calls: map[string]uint64{"write": 4}, BytesWritten: 900, WriteNs: 30},
+			tracefmt.Counters{Path: "/own.dat", Layer: tracefmt.LayerPOSIX, Calls: map[string]uint64{"write": 1}, BytesWritten: 50}),
+	}
+	rep, err := Summarize(append(ranks, shared), Options{Top: DefaultTop})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := rep.Application; a.BytesWritten != 1000+7+50 || a.Calls != 2+1+1 {
+		t.Errorf("application %+v, want 1057 bytes written in 4 calls", a)
+	}
+	layers := map[string]LayerIO{}
+	for _, l := range rep.Layers {
+		layers[l.Layer] = l.LayerIO
+	}
+	if len(rep.Layers) != 3 || rep.Layers[0].Layer != "mpiio" || layers["mpiio"].BytesWritten != 1000 ||
+		layers["posix"].BytesWritten != 3950 || layers["posix"].Calls != 9 || layers["stdio"].BytesWritten != 7 {
+		t.Errorf("layers %+v", rep.Layers)
+	}
+	for _, f := range rep.Files {
+		if f.Path == "/out.nc" && (f.BytesWritten != 1000 || f.Layers["posix"].BytesWritten != 3900 || f.Layers["mpiio"].BytesWritten != 1000 || f.IONs != 40) {
+			t.Errorf("/out.nc %+v, posix %+v", f, f.Layers["posix"])
+		}
+	}
+	var sum int64
+	for _, p := range rep.Processes {
+		sum += p.BytesWritten
+	}
+	if sum != rep.Application.BytesWritten || rep.Processes[0].BytesWritten != 7 || rep.Processes[0].Layers["posix"].BytesWritten != 3000 {
+		t.Errorf("processes %+v", rep.Processes)
+	}
+	var text bytes.Buffer
+	if err := WriteText(&text, rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"application (each byte once)  4      0 B   1.0 KiB", "BY LAYER (READ/WRITTEN)", "mpiio 0 B/1000 B, posix 0 B/3.8 KiB"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, text.String())
+		}
+	}
+}
+
+// TestSummarizeOwnMPIIOLayers proves that in iopred's own traces, where a
+// POSIX call made inside an MPI-IO call names it as parent, the
+// application's bytes are the MPI-IO call's alone while POSIX's view
+// still shows the call beneath.
+func TestSummarizeOwnMPIIOLayers(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r0"+tracefmt.FileSuffix)
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r0 := 0
+	w, err := tracefmt.NewWriter(f, tracefmt.Header{Program: "/bin/sim", Rank: &r0}, tracefmt.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	must := func(err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(w.File(tracefmt.File{ID: 1, Path: "/out"}))
+	must(w.Event(&tracefmt.Event{Op: "MPI_File_write_at", FileID: 1, Size: 100, Ret: 0, Bytes: 100, Seq: 1, StartNs: 1, EndNs: 10}))
+	must(w.Event(&tracefmt.Event{Op: "pwrite", FileID: 1, Size: 100, Ret: 100, Bytes: 100, Parent: 1, StartNs: 2, EndNs: 9}))
+	must(w.Event(&tracefmt.Event{Op: "write", FileID: 1, Size: 5, Ret: 5, Bytes: 5, StartNs: 11, EndNs: 12}))
+	must(w.Close(tracefmt.Footer{Reason: "exit", EndNs: 20}))
+	must(f.Close())
+	rep, err := Summarize([]string{path}, Options{Top: DefaultTop})
+	must(err)
+	if a := rep.Application; a.BytesWritten != 105 || a.Calls != 2 {
+		t.Errorf("application %+v, want 105 bytes in 2 calls", a)
+	}
+	p := rep.Processes[0]
+	if p.BytesWritten != 105 || p.Layers["mpiio"].BytesWritten != 100 || p.Layers["posix"].BytesWritten != 105 || p.Layers["posix"].Calls != 2 {
+		t.Errorf("process %+v: mpiio %+v posix %+v", p, p.Layers["mpiio"], p.Layers["posix"])
 	}
 }

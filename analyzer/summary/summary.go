@@ -12,6 +12,7 @@ import (
 	"errors"
 	"io"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -40,7 +41,69 @@ type Report struct {
 	// Modules are the per-layer totals of the traces' per-file counters
 	// (a Darshan log's modules); Notes say where the figures come from.
 	Modules []ModuleStats `json:"modules,omitempty"`
-	Notes   []string      `json:"notes,omitempty"`
+	// Application is what the application moved, each byte once: for
+	// each file, the highest layer that saw it (MPI-IO, else POSIX),
+	// plus stdio; Layers are each layer's own view beside it (the POSIX
+	// calls an MPI-IO call makes count in POSIX's view, not again in the
+	// application's), in the order MPI-IO, POSIX, stdio.
+	Application LayerIO `json:"application"`
+	// Source is the job as the traces' source recorded it (a Darshan
+	// log's job record), nil for iopred's own traces.
+	Source *SourceJob   `json:"source_job,omitempty"`
+	Layers []LayerTotal `json:"layers,omitempty"`
+	// OSTs are the Lustre OSTs the job's files lie on, ascending, when
+	// the source recorded the layouts: the job's footprint on the file
+	// system.
+	OSTs  []int64  `json:"osts,omitempty"`
+	Notes []string `json:"notes,omitempty"`
+}
+
+// SourceJob is the job as another tool recorded it: a Darshan log's job
+// id, process count, uid, command line, start, end and run time in
+// Darshan's convention, log version, modules, and whether it is partial.
+type SourceJob struct {
+	JobID   string `json:"job_id"`
+	Procs   int    `json:"processes"`
+	Program string `json:"executable"`
+	// Args are the arguments after the executable.
+	Args   []string `json:"args,omitempty"`
+	Source string   `json:"source"`
+	tracefmt.SourceJob
+	// Partial says what the source lacks; empty when complete.
+	Partial string `json:"partial,omitempty"`
+}
+
+// LayerIO is what the calls of one interface layer moved: that layer's
+// own view of a process's, a file's or the job's I/O, whether or not a
+// call of a higher layer made them.
+type LayerIO struct {
+	Calls        uint64 `json:"calls"`
+	BytesRead    int64  `json:"bytes_read"`
+	BytesWritten int64  `json:"bytes_written"`
+}
+
+// LayerTotal is one layer's view summed over the job.
+type LayerTotal struct {
+	Layer string `json:"layer"`
+	LayerIO
+}
+
+// Layers is a per-layer view, by layer name ("mpiio", "posix", "stdio").
+type Layers map[string]*LayerIO
+
+// add counts calls and bytes in layer l.
+func (ls *Layers) add(l tracefmt.Layer, calls uint64, read, written int64) {
+	if *ls == nil {
+		*ls = Layers{}
+	}
+	v := (*ls)[string(l)]
+	if v == nil {
+		v = &LayerIO{}
+		(*ls)[string(l)] = v
+	}
+	v.Calls += calls
+	v.BytesRead += read
+	v.BytesWritten += written
 }
 
 // Process summarises one trace.
@@ -53,8 +116,11 @@ type Process struct {
 	Rank    *int   `json:"rank"`
 	// ForkUnixNs is when a child that forked without exec was forked (0
 	// for a process that started from an exec).
-	ForkUnixNs  int64  `json:"fork_unix_ns,omitempty"`
-	Events      uint64 `json:"events"`
+	ForkUnixNs int64  `json:"fork_unix_ns,omitempty"`
+	Events     uint64 `json:"events"`
+	// Calls counts the calls the application made itself: not the POSIX
+	// calls an MPI-IO call made, nor MPI_Init and MPI_Finalize.
+	Calls       uint64 `json:"calls"`
 	StartUnixNs int64  `json:"start_unix_ns"` // the trace's time anchor (wall clock)
 	StartNs     int64  `json:"start_ns"`      // the same, since the job's start
 	DurationNs  int64  `json:"duration_ns"`   // from the time anchor to the footer, or to the last event's end
@@ -68,8 +134,14 @@ type Process struct {
 	BytesWritten int64  `json:"bytes_written"`
 	Errors       uint64 `json:"failed_calls"`
 	Dropped      uint64 `json:"dropped"`
-	Complete     bool   `json:"complete"`        // the trace ended with a footer
-	Problem      string `json:"error,omitempty"` // why the trace could not be read to its end
+	// Layers is the per-layer view of its I/O; BytesRead and
+	// BytesWritten count each byte once.
+	Layers   Layers `json:"layers,omitempty"`
+	Complete bool   `json:"complete"` // the trace ended with a footer, and its source was not partial
+	// Shared marks the trace of the files every process of the job
+	// shared (a Darshan log's rank -1 records): not a process.
+	Shared  bool   `json:"shared,omitempty"`
+	Problem string `json:"error,omitempty"` // why the trace could not be read to its end
 }
 
 // FileStats summarises the calls on one path, over every process.
@@ -81,6 +153,11 @@ type FileStats struct {
 	BytesWritten int64             `json:"bytes_written"`
 	IONs         int64             `json:"io_ns"`
 	Processes    int               `json:"processes"`
+	// Layers is the per-layer view; BytesRead and BytesWritten count each
+	// byte once (the highest layer's).
+	Layers Layers `json:"layers,omitempty"`
+	// Lustre is the file's Lustre layout when the source recorded it.
+	Lustre *LustreLayout `json:"lustre,omitempty"`
 }
 
 // ContextStats summarises the calls made from one context (call stack).
@@ -128,6 +205,9 @@ type fileAcc struct {
 	FileStats
 	procs  map[int]bool
 	shared int // processes a counters record shared by all ranks covers
+	// traced marks the layers that events of some trace showed on this
+	// path: their counters (a Darshan log's, beside its DXT) repeat them.
+	traced map[tracefmt.Layer]bool
 }
 
 type ctxAcc struct {
@@ -168,8 +248,11 @@ func Summarize(traces []string, opt Options) (*Report, error) {
 		}
 	}
 	rep.Excluded = s.tally
+	rep.Source = s.source
+	rep.Notes = append(rep.Notes, s.notes...)
 	files, ctxs := s.files, s.ctxs
 	s.cnt.finish(rep, files)
+	rep.Application, rep.Layers = layerTotals(rep.Processes)
 	for _, f := range files {
 		f.Processes = max(len(f.procs), f.shared)
 		rep.Files = append(rep.Files, f.FileStats)
@@ -217,6 +300,8 @@ type summarizer struct {
 	tally    pathfilter.Tally
 	obs      Observer
 	cnt      countersAcc // the Counters records (Darshan without DXT)
+	source   *SourceJob
+	notes    []string // the headers' notes, each once
 	// the previous path asked about and the answer
 	lastPath     string
 	lastExcluded bool
@@ -255,8 +340,22 @@ func (s *summarizer) trace(proc int, path string) (p Process, err error) {
 	defer r.Close()
 	h := r.Header()
 	p.Program, p.Host, p.PID, p.Rank, p.StartUnixNs = h.Program, h.Host, h.PID, h.Rank, h.StartUnixNs
-	p.PPID, p.ForkUnixNs = h.PPID, h.ForkUnixNs
+	p.PPID, p.ForkUnixNs, p.Shared = h.PPID, h.ForkUnixNs, h.Shared
 	s.cnt.header(h)
+	if h.Job != nil && s.source == nil {
+		s.source = &SourceJob{JobID: h.JobID, Procs: h.Procs, Program: h.Program, Source: h.Source, SourceJob: *h.Job, Partial: h.Partial}
+		if len(h.Args) > 1 {
+			s.source.Args = h.Args[1:]
+		}
+	}
+	for _, n := range h.Notes {
+		if !slices.Contains(s.notes, n) {
+			s.notes = append(s.notes, n)
+		}
+	}
+	if h.Partial != "" && s.source != nil && s.source.Partial == "" {
+		s.source.Partial = h.Partial
+	}
 	if s.obs != nil {
 		s.obs.Begin(proc, path, h)
 		defer func() { s.obs.End(&p) }()
@@ -278,7 +377,9 @@ func (s *summarizer) trace(proc int, path string) (p Process, err error) {
 		}
 		switch {
 		case rec.Counters != nil:
-			s.cnt.add(proc, rec.Counters)
+			// The module totals are the source's own, every file in; the
+			// tables leave the excluded paths out, as they do events.
+			s.cnt.add(proc, rec.Counters, s.excludes(rec.Counters.Path))
 		case rec.Event != nil:
 			e := rec.Event
 			s.cnt.events++
@@ -319,11 +420,31 @@ func (s *summarizer) trace(proc int, path string) (p Process, err error) {
 			// but its time is already the MPI-IO call's.
 			if e.Parent != 0 && e.Layer != tracefmt.LayerMPIIO {
 				dur = 0
+			} else {
+				p.Calls++
 			}
 			p.IONs += dur
 			p.BytesRead += read
 			p.BytesWritten += written
 			f := fileOf(files, e.Path)
+			// Each layer's own view: a POSIX call under an MPI-IO call
+			// moved its bytes in POSIX's view, though not again in the
+			// application's.
+			lread, lwritten := read, written
+			if e.Parent != 0 && e.Layer != tracefmt.LayerMPIIO && e.Bytes > 0 {
+				switch {
+				case tracefmt.IsRead(e.Op):
+					lread = e.Bytes
+				case tracefmt.IsWrite(e.Op):
+					lwritten = e.Bytes
+				}
+			}
+			p.Layers.add(e.Layer, 1, lread, lwritten)
+			f.Layers.add(e.Layer, 1, lread, lwritten)
+			if f.traced == nil {
+				f.traced = map[tracefmt.Layer]bool{}
+			}
+			f.traced[e.Layer] = true
 			if e.Op == "copy_file_range" && e.Bytes > 0 && e.Aux > 0 && e.Aux <= 1<<32-1 {
 				// The event names the input file; the bytes also land in
 				// the output file, whose id is in Aux.
@@ -360,10 +481,48 @@ func (s *summarizer) trace(proc int, path string) (p Process, err error) {
 		}
 	}
 	p.Complete = true
+	if h.Partial != "" {
+		// A copy of a partial source (iopred import) ends with a footer,
+		// yet lacks what the source lacked.
+		p.Complete, p.Problem = false, "partial: "+h.Partial
+	}
 	if p.DurationNs == 0 {
 		p.DurationNs = lastEnd
 	}
 	return p, nil
+}
+
+// layerTotals sums the processes' figures: the application's, and each
+// layer's view.
+func layerTotals(procs []Process) (app LayerIO, layers []LayerTotal) {
+	var sum Layers
+	for _, p := range procs {
+		app.BytesRead += p.BytesRead
+		app.BytesWritten += p.BytesWritten
+		app.Calls += p.Calls
+		for l, v := range p.Layers {
+			sum.add(tracefmt.Layer(l), v.Calls, v.BytesRead, v.BytesWritten)
+		}
+	}
+	for l, v := range sum {
+		layers = append(layers, LayerTotal{Layer: l, LayerIO: *v})
+	}
+	sort.Slice(layers, func(i, j int) bool { return layerOrder(layers[i].Layer) < layerOrder(layers[j].Layer) })
+	return app, layers
+}
+
+// layerOrder orders layers from the application's down: the libraries
+// above MPI-IO (HDF5, PnetCDF), MPI-IO, POSIX, stdio.
+func layerOrder(l string) string {
+	switch tracefmt.Layer(l) {
+	case tracefmt.LayerMPIIO:
+		return "1"
+	case tracefmt.LayerPOSIX:
+		return "2"
+	case tracefmt.LayerStdio:
+		return "3"
+	}
+	return "0" + l
 }
 
 func fileOf(files map[string]*fileAcc, path string) *fileAcc {

@@ -21,6 +21,7 @@ import (
 // count from it) and what the path filter left out.
 func WriteText(w io.Writer, rep *Report) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	writeSource(tw, rep.Source)
 	if rep.StartUnixNs > 0 {
 		fmt.Fprintf(tw, "job started %s; times are seconds since then\n", FormatDate(rep.StartUnixNs))
 	}
@@ -34,7 +35,15 @@ func WriteText(w io.Writer, rep *Report) error {
 	if mpi {
 		head += "MPI START-UP\tMPI SHUT-DOWN\t"
 	}
-	fmt.Fprintln(tw, head+"READ\tWRITTEN\tFAILED\tSTATUS")
+	procLayers := false
+	for _, p := range rep.Processes {
+		procLayers = procLayers || len(p.Layers) > 1
+	}
+	head += "READ\tWRITTEN\tFAILED\tSTATUS"
+	if procLayers {
+		head += "\tBY LAYER (READ/WRITTEN)"
+	}
+	fmt.Fprintln(tw, head)
 	for _, p := range rep.Processes {
 		rank := "-"
 		if p.Rank != nil {
@@ -51,24 +60,46 @@ func WriteText(w io.Writer, rep *Report) error {
 		if p.Program == "" {
 			prog = filepath.Base(p.Trace)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%d\t%s\t", prog, p.PID, rank, Seconds(p.StartNs),
+		pid := strconv.Itoa(p.PID)
+		if p.Shared {
+			prog, pid, rank = "(shared files)", "-", "all"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t", prog, pid, rank, Seconds(p.StartNs),
 			Seconds(p.StartNs+p.DurationNs), p.Events, duration(p.IONs))
 		if mpi {
 			fmt.Fprintf(tw, "%s\t%s\t", duration(p.MPIStartNs), duration(p.MPIEndNs))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", size(p.BytesRead), size(p.BytesWritten), p.Errors, status)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s", size(p.BytesRead), size(p.BytesWritten), p.Errors, status)
+		if procLayers {
+			fmt.Fprintf(tw, "\t%s", LayerCell(p.Layers))
+		}
+		fmt.Fprintln(tw)
 	}
 	writeTree(tw, rep)
 	fmt.Fprintln(tw)
-	fmt.Fprintln(tw, "FILE\tPROCS\tEVENTS\tIO TIME\tREAD\tWRITTEN\tCALLS")
+	fileLayers := false
+	for _, f := range rep.Files {
+		fileLayers = fileLayers || len(f.Layers) > 1
+	}
+	if fileLayers {
+		fmt.Fprintln(tw, "FILE\tPROCS\tEVENTS\tIO TIME\tREAD\tWRITTEN\tBY LAYER (READ/WRITTEN)\tCALLS")
+	} else {
+		fmt.Fprintln(tw, "FILE\tPROCS\tEVENTS\tIO TIME\tREAD\tWRITTEN\tCALLS")
+	}
 	for _, f := range rep.Files {
 		path := f.Path
 		if path == "" {
 			path = "(no file)"
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\n", path, f.Processes, f.Events, duration(f.IONs),
-			size(f.BytesRead), size(f.BytesWritten), calls(f.Calls))
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t", path, f.Processes, f.Events, duration(f.IONs),
+			size(f.BytesRead), size(f.BytesWritten))
+		if fileLayers {
+			fmt.Fprintf(tw, "%s\t", LayerCell(f.Layers))
+		}
+		fmt.Fprintln(tw, calls(f.Calls))
 	}
+	writeLayers(tw, rep)
+	writeLustre(tw, rep)
 	fmt.Fprintln(tw)
 	fmt.Fprintln(tw, "CONTEXT\tPROCS\tEVENTS\tIO TIME\tBYTES\tCALLS\tWHERE")
 	for _, c := range rep.Contexts {
@@ -83,6 +114,96 @@ func WriteText(w io.Writer, rep *Report) error {
 		fmt.Fprintf(tw, "\njob: warning: %s\n", w)
 	}
 	return tw.Flush()
+}
+
+// writeSource prints the job as its source recorded it (a Darshan log's
+// job record), before everything else.
+func writeSource(w io.Writer, j *SourceJob) {
+	if j == nil {
+		return
+	}
+	fmt.Fprintf(w, "JOB\t%s\n", j.JobID)
+	fmt.Fprintf(w, "processes\t%d\n", j.Procs)
+	fmt.Fprintf(w, "uid\t%d\n", j.UID)
+	fmt.Fprintf(w, "executable\t%s\n", j.Program)
+	if len(j.Args) > 0 {
+		fmt.Fprintf(w, "arguments\t%s\n", strings.Join(j.Args, " "))
+	}
+	fmt.Fprintf(w, "start\t%s (%d)\n", FormatDate(j.StartUnixNs), j.StartUnixNs/1e9)
+	fmt.Fprintf(w, "end\t%s (%d)\n", FormatDate(j.EndUnixNs), j.EndUnixNs/1e9)
+	fmt.Fprintf(w, "run time\t%.4f s\n", float64(j.RunNs)/1e9)
+	fmt.Fprintf(w, "log\t%s\n", j.Source)
+	fmt.Fprintf(w, "modules\t%s\n", strings.Join(j.Modules, ", "))
+	if j.Partial != "" {
+		fmt.Fprintf(w, "partial\tyes: %s\n", j.Partial)
+	} else {
+		fmt.Fprintf(w, "partial\tno\n")
+	}
+	fmt.Fprintln(w)
+}
+
+// LayerCell writes a per-layer view on one line: "mpiio 1.0 MiB/2.0 MiB,
+// posix ...", from the application's layer down.
+func LayerCell(ls Layers) string {
+	names := make([]string, 0, len(ls))
+	for l := range ls {
+		names = append(names, l)
+	}
+	sort.Slice(names, func(i, j int) bool { return layerOrder(names[i]) < layerOrder(names[j]) })
+	var b strings.Builder
+	for i, l := range names {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s %s/%s", l, size(ls[l].BytesRead), size(ls[l].BytesWritten))
+	}
+	return b.String()
+}
+
+// writeLustre prints the files' Lustre layouts and the OSTs the job used.
+func writeLustre(w io.Writer, rep *Report) {
+	if len(rep.OSTs) == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "LUSTRE FILE\tSTRIPE SIZE\tSTRIPE COUNT\tOSTS")
+	for _, f := range rep.Files {
+		if l := f.Lustre; l != nil {
+			fmt.Fprintf(w, "%s\t%s\t%d\t%s\n", f.Path, size(l.StripeSize), l.StripeCount, ostList(l.OSTs))
+		}
+	}
+	fmt.Fprintf(w, "job's OST footprint\t\t%d\t%s\n", len(rep.OSTs), ostList(rep.OSTs))
+}
+
+// ostList writes OST indices, the first 16 of a long list.
+func ostList(osts []int64) string {
+	var b strings.Builder
+	for i, o := range osts {
+		if i == 16 {
+			fmt.Fprintf(&b, " and %d more", len(osts)-16)
+			break
+		}
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.FormatInt(o, 10))
+	}
+	return b.String()
+}
+
+// writeLayers prints the application's totals, each byte once, above each
+// layer's own view.
+func writeLayers(w io.Writer, rep *Report) {
+	if len(rep.Layers) == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "LAYER\tCALLS\tREAD\tWRITTEN")
+	a := rep.Application
+	fmt.Fprintf(w, "application (each byte once)\t%d\t%s\t%s\n", a.Calls, size(a.BytesRead), size(a.BytesWritten))
+	for _, l := range rep.Layers {
+		fmt.Fprintf(w, "%s\t%d\t%s\t%s\n", l.Layer, l.Calls, size(l.BytesRead), size(l.BytesWritten))
+	}
 }
 
 // writeJob prints the whole-job view: totals, periods, prediction score,

@@ -158,7 +158,7 @@ type Module struct {
 	// (or, for DXT, calls) past that point are missing.
 	Partial bool
 	// Decoded says whether this reader decoded the module's records:
-	// POSIX, MPI-IO, STDIO, DXT_POSIX and DXT_MPIIO.
+	// POSIX, MPI-IO, STDIO, DXT_POSIX, DXT_MPIIO, LUSTRE and HEATMAP.
 	Decoded bool
 	Records int // records decoded
 }
@@ -180,9 +180,12 @@ type Record struct {
 	Version uint32
 	ID      uint64 // Darshan's record id, the hash of the file name
 	Rank    int64
-	Ints    []int64   // in the order of IntNames
-	Floats  []float64 // in the order of FloatNames
-	set     *counterSet
+	// File is the record id of the file an H5D dataset or PnetCDF
+	// variable record belongs to; 0 for the others.
+	File   uint64
+	Ints   []int64   // in the order of IntNames
+	Floats []float64 // in the order of FloatNames
+	set    *counterSet
 }
 
 // IntNames lists the integer counters of the record's module version.
@@ -245,6 +248,8 @@ type Log struct {
 	Names       map[uint64]string // file name of each record id
 	Records     []*Record         // POSIX, MPI-IO and STDIO records, by module, in log order
 	DXT         []*DXTFile        // DXT_POSIX then DXT_MPIIO, in log order
+	Lustre      []*Lustre         // LUSTRE records: each file's layout and OSTs
+	Heatmaps    []*Heatmap        // HEATMAP records: bytes per time bin, per rank and layer
 	// Warnings say what the log lacks: modules that ran out of memory,
 	// modules this reader does not decode, known Darshan bugs.
 	Warnings []string

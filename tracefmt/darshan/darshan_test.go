@@ -204,7 +204,7 @@ func checkAgainst(t *testing.T, l *Log, ref refLog) {
 			l.Compression, ref.Version, ref.BigEndian, ref.Compression)
 	}
 	j := l.Job
-	if j.UID != ref.Job.UID || j.JobID != ref.Job.JobID || j.NProcs != ref.Job.NProcs || j.Exe != ref.Job.Exe ||
+	if j.UID != ref.Job.UID || j.JobID != ref.Job.JobID || j.NProcs != ref.Job.NProcs || j.Exe != strings.TrimRight(ref.Job.Exe, " ") ||
 		j.Start.Unix() != ref.Job.StartSec || int64(j.Start.Nanosecond()) != ref.Job.StartNsec ||
 		j.End.Unix() != ref.Job.EndSec || int64(j.End.Nanosecond()) != ref.Job.EndNsec {
 		t.Errorf("job %+v, want %+v", j, ref.Job)

@@ -57,3 +57,19 @@ func ExampleFormat() {
 	// rank 3: MPI_File_write_at of 16777216 bytes at offset 50331648
 	// 32 ranks; 8 MPI-IO calls in rank 3
 }
+
+// The OSTs a job's files lie on, from the log's LUSTRE records: the
+// footprint the server side otherwise infers.
+func ExampleLog_OSTs() {
+	l, err := darshan.Open(filepath.Join(interop.Dir(), "darshan", "pytokio", "sample.darshan"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	r := l.Lustre[0]
+	fmt.Printf("%s: stripe size %d, %d stripes\n", filepath.Base(l.Path(r.ID)), r.StripeSize(), r.StripeCount())
+	fmt.Println("job's OSTs:", l.OSTs())
+	// Output:
+	// vpicio.hdf5: stripe size 1048576, 24 stripes
+	// job's OSTs: [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23]
+}

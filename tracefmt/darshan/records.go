@@ -78,7 +78,9 @@ func (l *Log) readJob(r io.ReaderAt, f format) error {
 		}
 	}
 	lines := strings.Split(cString(buf[fixed+metadataLen:n]), "\n")
-	j.Exe = lines[0]
+	// Darshan writes a space after each argument; its parser prints the
+	// line without the last.
+	j.Exe = strings.TrimRight(lines[0], " ")
 	for _, line := range lines[1:] {
 		if typ, path, ok := strings.Cut(line, "\t"); ok {
 			j.Mounts = append(j.Mounts, Mount{Type: typ, Path: path})
@@ -164,8 +166,17 @@ func (l *Log) readModules(r io.ReaderAt) {
 		switch m.ID {
 		case ModPOSIX, ModMPIIO, ModSTDIO:
 			err = l.readCounters(r, m)
+		case ModH5F, ModH5D, ModPnetCDFFile, ModPnetCDFVar:
+			if _, lerr := counterLayout(m.ID, m.Version); lerr != nil {
+				continue // an older version: listed as not decoded
+			}
+			err = l.readCounters(r, m)
 		case ModDXTPOSIX, ModDXTMPIIO:
 			err = l.readDXT(r, m)
+		case ModLustre:
+			err = l.readLustre(r, m)
+		case ModHeatmap:
+			err = l.readHeatmap(r, m)
 		default:
 			continue
 		}
@@ -218,11 +229,16 @@ func (l *Log) readCounters(r io.ReaderAt, m *Module) error {
 		*rec = Record{Module: m.ID, Version: m.Version, ID: bo.Uint64(buf), Rank: int64(bo.Uint64(buf[8:])),
 			Ints: ints[:ni:ni], Floats: floats[:nf:nf], set: set}
 		recs, ints, floats = recs[1:], ints[ni:], floats[nf:]
+		at := 16
+		if set.parent {
+			rec.File = bo.Uint64(buf[16:])
+			at += 8
+		}
 		for i := range ni {
-			rec.Ints[i] = int64(bo.Uint64(buf[16+8*i:]))
+			rec.Ints[i] = int64(bo.Uint64(buf[at+8*i:]))
 		}
 		for i := range nf {
-			rec.Floats[i] = math.Float64frombits(bo.Uint64(buf[16+8*(ni+i):]))
+			rec.Floats[i] = math.Float64frombits(bo.Uint64(buf[at+8*(ni+i):]))
 		}
 		l.Records = append(l.Records, rec)
 		m.Records++
@@ -322,7 +338,7 @@ func (l *Log) warn() {
 	}
 	if len(undecoded) > 0 {
 		sort.Strings(undecoded)
-		l.Warnings = append(l.Warnings, "not decoded: "+strings.Join(undecoded, ", ")+" (this reader decodes POSIX, MPI-IO, STDIO, DXT_POSIX and DXT_MPIIO)")
+		l.Warnings = append(l.Warnings, "not decoded: "+strings.Join(undecoded, ", ")+" (this reader decodes POSIX, MPI-IO, STDIO, H5F 3, H5D 2, PNETCDF_FILE 3, PNETCDF_VAR 1, DXT_POSIX, DXT_MPIIO, LUSTRE and HEATMAP)")
 	}
 	if l.Version == "3.20" {
 		l.Warnings = append(l.Warnings, "log format 3.20 (Darshan 3.2.0): that release is known to corrupt some counter values (Darshan's own parser warns of it)")

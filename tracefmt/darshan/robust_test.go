@@ -62,7 +62,19 @@ func TestVariantsReadAlike(t *testing.T) {
 				if (l.ByteOrder == orig.ByteOrder) == (mode == "swap") {
 					t.Errorf("byte order %v, original %v", l.ByteOrder, orig.ByteOrder)
 				}
-				sameContent(t, l, orig)
+				ref := orig
+				if mode == "swap" {
+					// The swapped copy keeps POSIX, MPI-IO, STDIO and DXT only.
+					kept := *orig
+					kept.Records = nil
+					for _, r := range orig.Records {
+						if r.Module == ModPOSIX || r.Module == ModMPIIO || r.Module == ModSTDIO {
+							kept.Records = append(kept.Records, r)
+						}
+					}
+					ref = &kept
+				}
+				sameContent(t, l, ref)
 			})
 		}
 	}

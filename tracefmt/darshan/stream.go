@@ -77,6 +77,7 @@ type proc struct {
 	name    string
 	rank    *int // nil for the shared trace
 	records []*Record
+	lustre  []*Lustre
 	dxt     []*DXTFile
 
 	once   sync.Once
@@ -146,6 +147,10 @@ func group(path string, l *Log, err error) *view {
 		p := get(r.Rank)
 		p.records = append(p.records, r)
 	}
+	for _, r := range l.Lustre {
+		p := get(r.Rank)
+		p.lustre = append(p.lustre, r)
+	}
 	for _, d := range l.DXT {
 		p := get(d.Rank)
 		p.dxt = append(p.dxt, d)
@@ -214,6 +219,17 @@ func (l *Log) traceHeader(rank *int, host string) tracefmt.Header {
 	if v := l.Job.Metadata["lib_ver"]; v != "" {
 		h.Source = "darshan " + v + ", log format " + l.Version
 	}
+	h.Shared = rank == nil && l.Job.NProcs > 1
+	j := &tracefmt.SourceJob{UID: l.Job.UID, CommandLine: l.Job.Exe, StartUnixNs: l.Job.Start.UnixNano(),
+		EndUnixNs: l.Job.End.UnixNano(), RunNs: int64(l.Runtime()), FormatVersion: l.Version, Library: l.Job.Metadata["lib_ver"]}
+	for _, m := range l.Modules {
+		name := m.Name()
+		if m.Partial {
+			name += " (partial)"
+		}
+		j.Modules = append(j.Modules, name)
+	}
+	h.Job = j
 	return h
 }
 
@@ -248,7 +264,11 @@ func newStream(v *view, p *proc) tracefmt.Stream {
 	}
 	s := &stream{v: v, p: p, files: map[uint64]uint32{}, threads: map[uint64]int32{}}
 	p.once.Do(p.sortSegments)
-	return tracefmt.NewRecordStream(v.log.traceHeader(p.rank, host), s.record, nil)
+	h := v.log.traceHeader(p.rank, host)
+	if err := v.endError(); err != io.EOF {
+		h.Partial = err.Error()
+	}
+	return tracefmt.NewRecordStream(h, s.record, nil)
 }
 
 // record returns the trace's next record.
@@ -256,14 +276,21 @@ func (s *stream) record() (tracefmt.Record, error) {
 	for s.head == len(s.queue) {
 		switch s.phase {
 		case phaseCounters:
-			if s.next == len(s.p.records) {
+			if s.next == len(s.p.records)+len(s.p.lustre) {
 				s.phase, s.next = phaseEvents, 0
 				continue
 			}
-			r := s.p.records[s.next]
+			var c *tracefmt.Counters
+			var id uint64
+			if s.next < len(s.p.records) {
+				r := s.p.records[s.next]
+				c, id = s.v.log.counters(r), r.ID
+			} else {
+				r := s.p.lustre[s.next-len(s.p.records)]
+				c, id = s.v.log.lustreCounters(r), r.ID
+			}
 			s.next++
-			c := s.v.log.counters(r)
-			c.FileID = s.file(r.ID)
+			c.FileID = s.file(id)
 			s.queue = append(s.queue, tracefmt.Record{Kind: tracefmt.KindCounters, Counters: c})
 		case phaseEvents:
 			if s.next == len(s.p.order) {
@@ -478,6 +505,40 @@ func (s *stream) event(i int) *tracefmt.Event {
 	return e
 }
 
+// lustreCounters converts a file's Lustre layout to a Counters record of
+// layer tracefmt.LayerLustre (FileID unset).
+func (l *Log) lustreCounters(r *Lustre) *tracefmt.Counters {
+	c := &tracefmt.Counters{Layer: tracefmt.LayerLustre, Source: "darshan LUSTRE v" + strconv.FormatUint(uint64(l.Module(ModLustre).Version), 10),
+		Ints: map[string]int64{"LUSTRE_STRIPE_SIZE": r.StripeSize(), "LUSTRE_STRIPE_COUNT": r.StripeCount(),
+			"LUSTRE_COMPONENTS": int64(len(r.Components))}}
+	if r.Rank < 0 {
+		c.Procs = int(min(max(l.Job.NProcs, 1), math.MaxInt32))
+	}
+	for i, o := range r.OSTs {
+		c.Ints["LUSTRE_OST_ID_"+strconv.Itoa(i)] = o
+	}
+	return c
+}
+
+// OSTs are the Lustre OSTs the job's files lie on, each once, ascending:
+// the job's footprint on the file system, which the server side (AID)
+// otherwise has to infer from the servers' logs. Nil when the log has no
+// LUSTRE record.
+func (l *Log) OSTs() []int64 {
+	seen := map[int64]bool{}
+	var out []int64
+	for _, r := range l.Lustre {
+		for _, o := range r.OSTs {
+			if !seen[o] {
+				seen[o] = true
+				out = append(out, o)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // seconds converts DXT's seconds to nanoseconds.
 func seconds(t float64) int64 {
 	ns := math.Round(t * 1e9)
@@ -514,6 +575,22 @@ func (l *Log) counters(r *Record) *tracefmt.Counters {
 		c.Layer, prefix = tracefmt.LayerStdio, "STDIO_"
 		calls = [][2]string{{"fopen", "OPENS"}, {"fdopen", "FDOPENS"}, {"fread", "READS"}, {"fwrite", "WRITES"},
 			{"fseek", "SEEKS"}, {"fflush", "FLUSHES"}}
+	case ModH5F:
+		// The libraries above MPI-IO: their own layers, whose bytes the
+		// layers beneath also count.
+		c.Layer, prefix = "h5f", "H5F_"
+		calls = [][2]string{{"H5Fopen", "OPENS"}, {"H5Fflush", "FLUSHES"}}
+	case ModH5D:
+		c.Layer, prefix = "h5d", "H5D_"
+		calls = [][2]string{{"H5Dopen", "OPENS"}, {"H5Dread", "READS"}, {"H5Dwrite", "WRITES"}, {"H5Dflush", "FLUSHES"}}
+	case ModPnetCDFFile:
+		c.Layer, prefix = "pnetcdf_file", "PNETCDF_FILE_"
+		calls = [][2]string{{"ncmpi_create", "CREATES"}, {"ncmpi_open", "OPENS"}, {"ncmpi_sync", "SYNCS"}}
+	case ModPnetCDFVar:
+		c.Layer, prefix = "pnetcdf_var", "PNETCDF_VAR_"
+		calls = [][2]string{{"ncmpi_inq_varid", "OPENS"}, {"ncmpi_get_var", "INDEP_READS"}, {"ncmpi_put_var", "INDEP_WRITES"},
+			{"ncmpi_get_var_all", "COLL_READS"}, {"ncmpi_put_var_all", "COLL_WRITES"}, {"ncmpi_iget_var", "NB_READS"},
+			{"ncmpi_iput_var", "NB_WRITES"}}
 	}
 	for _, cc := range calls {
 		if n, ok := r.Int(prefix + cc[1]); ok && n > 0 {

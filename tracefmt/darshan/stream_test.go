@@ -1,6 +1,7 @@
 package darshan
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"math"
@@ -142,7 +143,7 @@ func TestStreamsSharedAndSingle(t *testing.T) {
 			t.Errorf("an event in a log without DXT: %+v", r.Event)
 		}
 	}
-	if strings.Join(layers, " ") != "posix mpiio" {
+	if strings.Join(layers, " ") != "posix mpiio lustre" {
 		t.Errorf("shared counters of layers %v", layers)
 	}
 	_, recs, err = readStream(t, names[0])
@@ -213,10 +214,17 @@ func TestStreamEnds(t *testing.T) {
 	if _, recs, err := readStream(t, cut+"#r0"); !errors.As(err, &te) || te.Offset <= 0 || !strings.Contains(te.Reason, "DXT_MPIIO module region") || len(recs) == 0 {
 		t.Errorf("cut log: %v after %d records", err, len(recs))
 	}
+	if h, _, _ := readStream(t, cut+"#r1"); !strings.Contains(h.Partial, "DXT_MPIIO module region") {
+		t.Errorf("cut log's header: partial %q", h.Partial)
+	}
 	spec.Partial = 1 << 10 // DXT_POSIX
 	partial := write("partial.darshan", spec.Bytes())
-	if _, _, err := readStream(t, partial+"#r1"); !errors.As(err, &te) || te.Offset != -1 || !strings.Contains(err.Error(), "ran out of memory for DXT_POSIX") {
-		t.Errorf("partial log: %v", err)
+	if h, _, err := readStream(t, partial+"#r1"); !errors.As(err, &te) || te.Offset != -1 || !strings.Contains(err.Error(), "ran out of memory for DXT_POSIX") ||
+		!strings.Contains(h.Partial, "ran out of memory for DXT_POSIX") || !slices.Contains(h.Job.Modules, "DXT_POSIX (partial)") {
+		t.Errorf("partial log: %v, header %+v", err, h)
+	}
+	if h, _, _ := readStream(t, write("whole.darshan", whole)+"#r0"); h.Partial != "" {
+		t.Errorf("whole log marked partial: %q", h.Partial)
 	}
 	spec.Partial = 0
 	spec.Modules[0].Version = 99
@@ -224,6 +232,32 @@ func TestStreamEnds(t *testing.T) {
 	var e *Error
 	if _, _, err := readStream(t, corrupt+"#r1"); !errors.As(err, &e) || e.Region != "POSIX module" {
 		t.Errorf("corrupt log: %v", err)
+	}
+}
+
+// TestStreamJobHeader proves that every trace of a log carries the job as
+// Darshan recorded it (uid, command line, start, end, run time by
+// Darshan's convention, format, library version, modules), and that only
+// the trace of the records all ranks shared is marked shared.
+func TestStreamJobHeader(t *testing.T) {
+	path := fixture(t, "mpi-io-test-x86_64-3.4.7.darshan")
+	names, err := tracefmt.Discover(path)
+	if err != nil || len(names) != 2 {
+		t.Fatalf("%v %v", names, err)
+	}
+	for _, n := range names {
+		h, _, err := readStream(t, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		j := h.Job
+		if j == nil || j.UID != 31074 || j.StartUnixNs/1e9 != 1746769033 || j.RunNs/1e5 != 721 || j.FormatVersion != "3.41" || j.Library != "3.4.7" ||
+			strings.Join(j.Modules, ",") != "POSIX,MPI-IO,LUSTRE,STDIO,APMPI,HEATMAP" || !strings.HasSuffix(j.CommandLine, "mpi-io-test.tmp.dat") {
+			t.Errorf("%s: job %+v", n, j)
+		}
+		if h.Shared != strings.HasSuffix(n, "#shared") || h.Procs != 4 || h.JobID != "4708475" {
+			t.Errorf("%s: shared %v, procs %d, job %s", n, h.Shared, h.Procs, h.JobID)
+		}
 	}
 }
 
@@ -312,5 +346,28 @@ func TestSegmentOrder(t *testing.T) {
 		if !slices.Equal(p.order, want) || len(seen) != total || len(p.order) != total || len(p.parent) != total {
 			t.Fatalf("trial %d: merged order differs from the sorted one, or misses segments", trial)
 		}
+	}
+}
+
+// TestTimeResolvedOnCutDXT proves that a log recorded with DXT but cut
+// before any segment could be read is reported as cut, not as a log to
+// record again with DXT.
+func TestTimeResolvedOnCutDXT(t *testing.T) {
+	spec, _ := synthetic("3.41", binary.LittleEndian, 0, 1)
+	whole := spec.Bytes()
+	l, err := Read(bytes.NewReader(whole), int64(len(whole)), "synthetic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := l.Module(ModDXTPOSIX)
+	p := filepath.Join(t.TempDir(), "cut.darshan")
+	if err := os.WriteFile(p, whole[:m.Offset+4], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err = tracefmt.CheckTimeResolved(p)
+	var ne *tracefmt.NoEventsError
+	if !errors.As(err, &ne) || !strings.Contains(err.Error(), "holds DXT_POSIX and DXT_MPIIO, recorded with DXT, but the log is partial") ||
+		strings.Contains(err.Error(), "record the run with DXT") {
+		t.Errorf("cut DXT log: %v", err)
 	}
 }

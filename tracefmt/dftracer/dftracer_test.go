@@ -286,3 +286,26 @@ func FuzzLines(f *testing.F) {
 		}
 	})
 }
+
+// TestProgramFromExecHash proves that a process is named after the
+// executable DFTracer's metadata names (exec_hash), not after a word of
+// its command line, which stays the arguments.
+func TestProgramFromExecHash(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "app-1234.pfw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = bytes.Replace(b, []byte(`"name":"python3","value":14683`), []byte(`"name":"/usr/bin/python3.11","value":14683`), 1)
+	path := filepath.Join(t.TempDir(), "app.pfw")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := tracefmt.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if h := s.Header(); h.Program != "/usr/bin/python3.11" || strings.Join(h.Args, " ") != "python3 train.py --epochs 2" {
+		t.Errorf("program %q, args %q", h.Program, h.Args)
+	}
+}

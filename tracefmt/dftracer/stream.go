@@ -60,6 +60,8 @@ type procMeta struct {
 	rank      *int
 	version   string
 	ioEvents  int
+	sized     int // I/O events with a size or a return value
+	named     int // I/O events that name their file
 	lastEndUs int64
 }
 
@@ -159,6 +161,18 @@ func scanLines(r *lineReader) (*meta, error) {
 		if ioCategory(e.Cat) {
 			p.ioEvents++
 			p.lastEndUs = max(p.lastEndUs, e.Ts.v+max(e.Dur.v, 0))
+			if _, ok := e.num("ret"); ok {
+				p.sized++
+			} else if _, ok := e.num("size"); ok {
+				p.sized++
+			} else if _, ok := e.num("count"); ok {
+				p.sized++
+			}
+			if _, ok := e.str("fhash"); ok {
+				p.named++
+			} else if _, ok := e.str("fname"); ok {
+				p.named++
+			}
 			if !seen[pid] {
 				seen[pid] = true
 				m.pids = append(m.pids, pid)
@@ -236,7 +250,11 @@ func newStream(m *meta, r *lineReader, pid int64) tracefmt.Stream {
 		if cmd := m.strs[p.cmdHash]; cmd != "" {
 			h.Args = strings.Fields(cmd)
 			h.Program = h.Args[0]
-		} else if exe := m.strs[p.execHash]; exe != "" {
+		}
+		// The executable the trace's metadata names wins over the command
+		// line's first word (a Python pool's workers share a command line
+		// whose words say little about what ran).
+		if exe := m.strs[p.execHash]; exe != "" {
 			h.Program = exe
 		}
 		h.PPID, h.Rank = int(p.ppid), p.rank
@@ -244,6 +262,17 @@ func newStream(m *meta, r *lineReader, pid int64) tracefmt.Stream {
 			h.Source = "dftracer " + p.version
 		}
 		s.endNs = p.lastEndUs*1000 - s.anchor
+		var lacks []string
+		if p.ioEvents > 0 && p.sized == 0 {
+			lacks = append(lacks, "sizes")
+		}
+		if p.ioEvents > 0 && p.named == 0 {
+			lacks = append(lacks, "file paths")
+		}
+		if len(lacks) > 0 {
+			h.Notes = append(h.Notes, fmt.Sprintf("DFTracer recorded no %s for the %d I/O calls of process %d (traced without "+
+				"DFTRACER_INC_METADATA=1): bytes, offsets and files are unknown, not zero", strings.Join(lacks, " and "), p.ioEvents, pid))
+		}
 	}
 	h.StartUnixNs, h.StartMonoNs = s.anchor, s.anchor
 	return tracefmt.NewRecordStream(h, s.record, r.Close)

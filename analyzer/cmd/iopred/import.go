@@ -75,18 +75,32 @@ func runImport(args []string, stdout, stderr io.Writer) error {
 				}
 			}
 		}
+		// The traces of one log share its cut: one warning, counted,
+		// rather than one per rank.
+		var warnings []string
+		warned := map[string]int{}
 		for _, name := range names {
 			dest := filepath.Join(*out, importName(name))
 			n, err := importTrace(name, dest)
 			var te *tracefmt.TruncatedError
 			switch {
 			case errors.As(err, &te):
-				fmt.Fprintf(stderr, "iopred import: warning: %v\n", err)
+				if warned[err.Error()] == 0 {
+					warnings = append(warnings, err.Error())
+				}
+				warned[err.Error()]++
 			case err != nil:
 				readErrs = append(readErrs, err)
 			}
 			if n.written {
 				fmt.Fprintf(stdout, "%s: %d events, %d counter records\n", dest, n.events, n.counters)
+			}
+		}
+		for _, w := range warnings {
+			if k := warned[w]; k > 1 {
+				fmt.Fprintf(stderr, "iopred import: warning: %s (in %d of %d traces; the imported traces stay marked partial)\n", w, k, len(names))
+			} else {
+				fmt.Fprintf(stderr, "iopred import: warning: %s (the imported trace stays marked partial)\n", w)
 			}
 		}
 	}

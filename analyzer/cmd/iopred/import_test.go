@@ -298,3 +298,136 @@ func TestPeriodOfASyntheticDXTLog(t *testing.T) {
 		t.Errorf("period %v, want 2 s within 5%%: %s", res.PeriodS, out)
 	}
 }
+
+// TestImportPartialLog proves that a log cut short stays partial through
+// import: one warning for the cut, counted over the ranks' traces rather
+// than repeated per rank, and the summary of the imported directory, like
+// the log's own, marks the job and its processes partial.
+func TestImportPartialLog(t *testing.T) {
+	whole, err := os.ReadFile(interop.Path(t, dxtLog))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cut := filepath.Join(dir, "cut.darshan")
+	if err := os.WriteFile(cut, whole[:len(whole)-200], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "imported")
+	code, _, errOut := run("import", "darshan", cut, "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if n := strings.Count(errOut, "warning:"); n != 1 || !strings.Contains(errOut, "in 32 of 32 traces; the imported traces stay marked partial") {
+		t.Errorf("%d warnings:\n%s", n, errOut)
+	}
+	for _, path := range []string{cut, out} {
+		rep := summaryJSON(t, path)
+		if rep.Source == nil || !strings.Contains(rep.Source.Partial, "region") {
+			t.Errorf("%s: source %+v", path, rep.Source)
+		}
+		for _, p := range rep.Processes {
+			if p.Complete || !strings.Contains(p.Problem, "region") {
+				t.Errorf("%s: process %s complete %v (%s)", path, p.Trace, p.Complete, p.Problem)
+			}
+		}
+	}
+}
+
+// heatmapRecord lays out one of Darshan's HEATMAP records: base record,
+// bin width, bin count, two pointer slots, the write bins, the read bins.
+func heatmapRecord(bo binary.AppendByteOrder, id uint64, rank int64, width float64, writes, reads []int64) []byte {
+	var b []byte
+	b = bo.AppendUint64(b, id)
+	b = bo.AppendUint64(b, uint64(rank))
+	b = bo.AppendUint64(b, math.Float64bits(width))
+	b = bo.AppendUint64(b, uint64(len(writes)))
+	b = append(b, make([]byte, 16)...)
+	for _, v := range append(append([]int64(nil), writes...), reads...) {
+		b = bo.AppendUint64(b, uint64(v))
+	}
+	return b
+}
+
+// TestPeriodFromHeatmap proves that `iopred period` works on a Darshan log
+// that has heatmaps and no DXT, says the time resolution it had, and finds
+// the period DXT gives on the same run: a log of checkpoints every 2 s
+// (4 writes of 2 MiB each) with both DXT and a heatmap of 0.2 s bins
+// binned from the same calls, read once whole (DXT) and once without its
+// DXT module (heatmap alone).
+func TestPeriodFromHeatmap(t *testing.T) {
+	le := binary.LittleEndian
+	var writes []darshantest.Segment
+	const width = 0.2
+	bins := make([]int64, 220)
+	for k := range 20 {
+		t0 := 1 + 2*float64(k)
+		for i := range 4 {
+			at := t0 + 0.01*float64(i)
+			writes = append(writes, darshantest.Segment{Offset: int64(4*k+i) << 21, Length: 2 << 20, Start: at, End: at + 0.008, Thread: 77})
+			bins[int(at/width)] += 2 << 20
+		}
+	}
+	heat := darshantest.Module{Slot: 15, Version: 1, Data: heatmapRecord(le, 6, 0, width, bins, make([]int64, len(bins)))}
+	dxt := darshantest.Module{Slot: 10, Version: 2, Data: darshantest.DXT(le, 5, 0, "n1", writes, nil, true)}
+	periods := map[string]float64{}
+	for name, mods := range map[string][]darshantest.Module{"dxt": {dxt, heat}, "heatmap": {heat}} {
+		spec := darshantest.Log{Order: le, UID: 1, JobID: 9, NProcs: 1, StartSec: 1700000000, EndSec: 1700000044,
+			Exe: "/bin/ckpt", Names: map[uint64]string{5: "/scratch/ckpt", 6: "heatmap:POSIX"}, Modules: mods}
+		log := filepath.Join(t.TempDir(), name+".darshan")
+		if err := os.WriteFile(log, spec.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, out, errOut := run("period", "--json", log)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", name, code, errOut)
+		}
+		var res struct {
+			Signal      string   `json:"signal"`
+			ResolutionS float64  `json:"time_resolution_s"`
+			PeriodS     *float64 `json:"period_s"`
+		}
+		if err := json.Unmarshal([]byte(out), &res); err != nil {
+			t.Fatal(err)
+		}
+		if res.PeriodS == nil {
+			t.Fatalf("%s: no period: %s", name, out)
+		}
+		periods[name] = *res.PeriodS
+		if name == "heatmap" && (res.Signal != "heatmap" || res.ResolutionS != width) {
+			t.Errorf("heatmap: signal %q at %v s", res.Signal, res.ResolutionS)
+		}
+		if name == "dxt" && res.Signal == "heatmap" {
+			t.Errorf("a log with DXT read through its heatmap")
+		}
+	}
+	t.Logf("period from DXT %.4f s, from the heatmap %.4f s", periods["dxt"], periods["heatmap"])
+	for name, p := range periods {
+		if math.Abs(p-2)/2 > 0.05 {
+			t.Errorf("%s: period %.4f s, want 2 s within 5%%", name, p)
+		}
+	}
+}
+
+// TestDFTracerWithoutMetadata proves that a DFTracer trace recorded with
+// its default settings (no sizes, no paths) is summarised with a note
+// saying so, not silently as 0 bytes.
+func TestDFTracerWithoutMetadata(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bare.pfw")
+	lines := `[
+{"id":1,"name":"open64","cat":"POSIX","pid":7,"tid":7,"ts":1000,"dur":5,"ph":"X"}
+{"id":2,"name":"write","cat":"POSIX","pid":7,"tid":7,"ts":2000,"dur":5,"ph":"X"}
+{"id":3,"name":"read","cat":"POSIX","pid":7,"tid":7,"ts":3000,"dur":5,"ph":"X"}
+]
+`
+	if err := os.WriteFile(path, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := run("summary", path)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "DFTracer recorded no sizes and file paths for the 3 I/O calls of process 7 (traced without DFTRACER_INC_METADATA=1)") {
+		t.Errorf("no note of the missing metadata:\n%s", out)
+	}
+}

@@ -63,6 +63,10 @@ func runPeriod(args []string, stdout, stderr io.Writer) error {
 	if *ftioModes != "" {
 		modes = strings.Split(*ftioModes, ",")
 	}
+	// A Darshan log without DXT may still hold heatmaps.
+	if sig, _ := heatmapSources(paths, mode); sig != nil {
+		return runPeriodHeatmap(sig, opt, set["fs"], *asJSON, stdout)
+	}
 	if err := tracefmt.CheckTimeResolved(paths...); err != nil {
 		return err
 	}
