@@ -9,6 +9,9 @@ import (
 // WriteText prints a result for people.
 func WriteText(w io.Writer, res Result) error {
 	ew := &errWriter{w: w}
+	for _, n := range res.Notes {
+		ew.printf("note: %s\n", n)
+	}
 	ew.printf("samples: %d at %.6g Hz over [%.6g s, %.6g s]\n", res.NSamples, res.Fs, res.TStart, res.TEnd)
 	if res.SampledVolume < 0.5 || res.SampledVolume > 2 {
 		ew.printf("warning: the samples stand for %.3g times the bytes moved: I/O phases are short against 1/fs, so the signal misrepresents them; try --average (each sample the mean bandwidth over its interval) or --fs 0 (chosen from the trace)\n", res.SampledVolume)
@@ -32,7 +35,7 @@ func WriteText(w io.Writer, res Result) error {
 		ew.printf("per-period correlation: %d windows, min %.3f median %.3f max %.3f\n", len(s), s[0], s[len(s)/2], s[len(s)-1])
 	}
 	if res.RIO != nil {
-		ew.printf("R_IO %.4f  B_IO %.4g B/s  volume per period %.4g B\n", *res.RIO, *res.BIO, *res.VolumePerPeriod)
+		ew.printf("R_IO %.4f  B_IO %.4g B/s  volume per period %.4g B (median of the periods; FTIO's B_IO·R_IO/f %.4g B)\n", *res.RIO, *res.BIO, *res.VolumePerPeriod, *res.FTIOVolumePerPeriod)
 	}
 	if res.SigmaVol != nil {
 		ew.printf("sigma_vol %.4f  sigma_time %.4f  periodicity score %.4f\n", *res.SigmaVol, *res.SigmaTime, *res.PeriodicityScore)

@@ -321,9 +321,15 @@ func runPeriodJob(paths []string, mode ftio.Mode, asJSON bool, plot string, stdo
 	if sum.Ranks == 1 {
 		procs = "process's"
 	}
-	fmt.Fprintf(&b, "signal: the job's %s: %d %s bytes spread over each request's duration on one grid of %s bins (%.4g Hz)", what, sum.Ranks, procs, formatSeconds(1/res.Fs), res.Fs)
-	if n := len(p.Resolutions); n > 1 {
-		fmt.Fprintf(&b, ", FTIO at %d resolutions from %d samples down to %d", n, p.Resolutions[0].NSamples, p.Resolutions[n-1].NSamples)
+	// The grid is the histogram's; FTIO runs on it, or on it merged in
+	// pairs until at most job.MaxLadderSamples remain, and coarser.
+	fmt.Fprintf(&b, "signal: the job's %s: %d %s bytes spread over each request's duration on one grid of %s bins (%.4g Hz)", what, sum.Ranks, procs, formatSeconds(float64(sum.Signal.WidthNs)/1e9), sum.Signal.Fs)
+	if n := len(p.Resolutions); n > 0 {
+		first, last := p.Resolutions[0], p.Resolutions[n-1]
+		fmt.Fprintf(&b, ", FTIO at %d resolutions from %.4g Hz (%d samples) down to %.4g Hz (%d samples)", n, first.Fs, first.NSamples, last.Fs, last.NSamples)
+		if n > 1 {
+			fmt.Fprintf(&b, "; below, the one at %.4g Hz", res.Fs)
+		}
 	}
 	fmt.Fprintf(&b, "\njob start: %s; times are seconds since then\n", summary.FormatDate(sum.StartUnixNs))
 	if _, err := io.WriteString(stdout, b.String()); err != nil {
@@ -341,12 +347,14 @@ func runPeriodJob(paths []string, mode ftio.Mode, asJSON bool, plot string, stdo
 			fmt.Fprintf(&b, "  %.4g Hz %.6g s", r.Fs, *r.PeriodS)
 		}
 	}
-	b.WriteString("\nautocorrelation at 1 to 4 of FTIO's periods:")
-	for _, c := range p.Autocorrelation {
-		if c == nil {
-			b.WriteString(" -")
-		} else {
-			fmt.Fprintf(&b, " %.3f", *c)
+	if len(p.Autocorrelation) > 0 {
+		b.WriteString("\nautocorrelation at 1 to 4 of FTIO's periods:")
+		for _, c := range p.Autocorrelation {
+			if c == nil {
+				b.WriteString(" -")
+			} else {
+				fmt.Fprintf(&b, " %.3f", *c)
+			}
 		}
 	}
 	if p.Multiple > 1 {
