@@ -97,15 +97,22 @@ type Candidate struct {
 // Result is the outcome of one analysis. FreqHz and PeriodS are nil when
 // no period was found.
 type Result struct {
-	FreqHz     *float64    `json:"freq_hz"`
-	PeriodS    *float64    `json:"period_s"`
-	Confidence float64     `json:"confidence"`
-	Verdict    string      `json:"verdict"` // "high", "moderate" or "not periodic"
-	NSamples   int         `json:"n_samples"`
-	TStart     float64     `json:"t_start"`
-	TEnd       float64     `json:"t_end"`
-	Fs         float64     `json:"fs"`
-	Candidates []Candidate `json:"candidates"`
+	FreqHz     *float64 `json:"freq_hz"`
+	PeriodS    *float64 `json:"period_s"`
+	Confidence float64  `json:"confidence"`
+	Verdict    string   `json:"verdict"` // "high", "moderate" or "not periodic"
+	// Significance is the test of the period against the job's bursts at
+	// random times (TestPeriod), when it was run; Verdict is then its
+	// verdict and FTIOVerdict FTIO's. FTIOPeriodS is FTIO's period when
+	// the test withdrew it (ApplySignificance).
+	Significance *Significance `json:"significance,omitempty"`
+	FTIOVerdict  string        `json:"ftio_verdict,omitempty"`
+	FTIOPeriodS  *float64      `json:"ftio_period_s,omitempty"`
+	NSamples     int           `json:"n_samples"`
+	TStart       float64       `json:"t_start"`
+	TEnd         float64       `json:"t_end"`
+	Fs           float64       `json:"fs"`
+	Candidates   []Candidate   `json:"candidates"`
 	// Outliers counts the bins with z > 3 (harmonics excluded).
 	Outliers int `json:"outliers"`
 	// Threshold is the z-score a bin had to exceed to be a candidate:

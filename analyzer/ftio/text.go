@@ -16,10 +16,27 @@ func WriteText(w io.Writer, res Result) error {
 	if res.SampledVolume < 0.5 || res.SampledVolume > 2 {
 		ew.printf("warning: the samples stand for %.3g times the bytes moved: I/O phases are short against 1/fs, so the signal misrepresents them; try --average (each sample the mean bandwidth over its interval) or --fs 0 (chosen from the trace)\n", res.SampledVolume)
 	}
-	if res.PeriodS == nil {
+	sig := res.Significance
+	switch {
+	case res.PeriodS == nil:
 		ew.printf("no period found (%s; %d candidates, %d outliers with z > 3)\n", res.Verdict, len(res.Candidates), res.Outliers)
-	} else {
+	case sig != nil:
+		ew.printf("period: %.6g s (%.6g Hz), verdict %s; FTIO's confidence %.4f (FTIO's verdict %s)\n", *res.PeriodS, *res.FreqHz, res.Verdict, res.Confidence, res.FTIOVerdict)
+	default:
 		ew.printf("period: %.6g s (%.6g Hz), confidence %.4f (%s)\n", *res.PeriodS, *res.FreqHz, res.Confidence, res.Verdict)
+	}
+	if sig != nil {
+		ew.printf("significance: p = %.3g against %d surrogates (the signal's %d bursts at random times, %d samples); its strongest line is at %.6g s (%.3g of the power)", sig.PValue, sig.Surrogates, sig.Bursts, sig.Samples, sig.PeriodS, sig.Share)
+		if sig.Autocorrelation != nil {
+			ew.printf(", autocorrelation there %.3f", *sig.Autocorrelation)
+		}
+		if res.FTIOPeriodS != nil {
+			ew.printf("; FTIO's period %.6g s, confidence %.4f (FTIO's verdict %s)", *res.FTIOPeriodS, res.Confidence, res.FTIOVerdict)
+		}
+		if sig.Reason != "" {
+			ew.printf("; %s", sig.Reason)
+		}
+		ew.printf("\n")
 	}
 	for _, c := range res.Candidates {
 		ew.printf("  candidate %.6g Hz  period %.6g s  z %.3f  confidence %.4f\n", c.FreqHz, c.PeriodS, c.Z, c.Confidence)

@@ -103,6 +103,13 @@ func runPeriod(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// FTIO's period and confidence stay as FTIO gives them; the test's
+	// verdict is printed beside FTIO's.
+	ftioPeriod := 0.0
+	if res.PeriodS != nil {
+		ftioPeriod = *res.PeriodS
+	}
+	res.ApplySignificance(ftio.TestPeriod(res.Signal, res.Fs, ftioPeriod), true)
 	if *plot != "" {
 		if err := ftioplot.Plot(*plot, res); err != nil {
 			return err
