@@ -108,11 +108,14 @@ type Result struct {
 	Significance *Significance `json:"significance,omitempty"`
 	FTIOVerdict  string        `json:"ftio_verdict,omitempty"`
 	FTIOPeriodS  *float64      `json:"ftio_period_s,omitempty"`
-	NSamples     int           `json:"n_samples"`
-	TStart       float64       `json:"t_start"`
-	TEnd         float64       `json:"t_end"`
-	Fs           float64       `json:"fs"`
-	Candidates   []Candidate   `json:"candidates"`
+	// Phases are the stretches of the run with different periods, when
+	// the period changes part-way (FindPhases).
+	Phases     []Phase     `json:"phases,omitempty"`
+	NSamples   int         `json:"n_samples"`
+	TStart     float64     `json:"t_start"`
+	TEnd       float64     `json:"t_end"`
+	Fs         float64     `json:"fs"`
+	Candidates []Candidate `json:"candidates"`
 	// Outliers counts the bins with z > 3 (harmonics excluded).
 	Outliers int `json:"outliers"`
 	// Threshold is the z-score a bin had to exceed to be a candidate:

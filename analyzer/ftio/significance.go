@@ -237,8 +237,13 @@ func refineBin(x []float64, bin int) float64 {
 // of lag samples, at the best lag within 5% of lag (NaN when the signal
 // holds fewer than two lags or is constant).
 func autocorrelationAt(x []float64, lag float64) float64 {
+	return autocorrelationSmoothed(x, lag, max(1, int(math.Round(lag/4))))
+}
+
+// autocorrelationSmoothed is autocorrelationAt with x smoothed over w
+// samples.
+func autocorrelationSmoothed(x []float64, lag float64, w int) float64 {
 	n := len(x)
-	w := max(1, int(math.Round(lag/4)))
 	s := make([]float64, n)
 	var acc, mean float64
 	for i := range x {

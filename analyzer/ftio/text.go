@@ -38,6 +38,12 @@ func WriteText(w io.Writer, res Result) error {
 		}
 		ew.printf("\n")
 	}
+	if len(res.Phases) > 0 {
+		ew.printf("the period changes: %d phases\n", len(res.Phases))
+		for _, p := range res.Phases {
+			ew.printf("  phase [%.6g s, %.6g s]: period %.6g s (%d windows agree, p = %.3g)\n", p.StartS, p.EndS, p.PeriodS, p.Windows, p.PValue)
+		}
+	}
 	for _, c := range res.Candidates {
 		ew.printf("  candidate %.6g Hz  period %.6g s  z %.3f  confidence %.4f\n", c.FreqHz, c.PeriodS, c.Z, c.Confidence)
 	}

@@ -242,6 +242,7 @@ func periodOf(x []float64, t0 float64, width int64) *Period {
 	if len(results) == 0 {
 		return nil
 	}
+	results[0].FindPhases()
 	p := &Period{Result: results[0]}
 	for _, r := range results {
 		p.Resolutions = append(p.Resolutions, Resolution{Fs: r.Fs, NSamples: r.NSamples, PeriodS: r.PeriodS, Confidence: r.Confidence})
@@ -266,6 +267,7 @@ func periodOf(x []float64, t0 float64, width int64) *Period {
 	}
 	if best >= 0 {
 		p.Result = results[best]
+		p.Phases = results[0].Phases
 		fine := &results[0]
 		var r []float64
 		p.Multiple, r = fundamental(fine.Signal, fine.Fs, *p.PeriodS)

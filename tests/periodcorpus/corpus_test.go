@@ -16,6 +16,7 @@ import (
 	"strings"
 	"testing"
 
+	"iopred/analyzer/ftio"
 	"iopred/analyzer/job"
 	"iopred/tracefmt"
 )
@@ -88,7 +89,7 @@ func measuredPeriod(t testing.TB, dir string, r run) float64 {
 			}
 			if flow.Of(e) == tracefmt.Write && e.Errno == 0 && strings.HasSuffix(e.Path, r.file) {
 				// Unix ns, so that processes share a clock.
-				off := s.Header().StartUnixNs - s.Header().StartMonoNs
+				off := s.Header().StartUnixNs // event times are since the trace's start
 				writes = append(writes, span{e.StartNs + off, e.EndNs + off})
 			}
 			return nil
@@ -265,4 +266,84 @@ func BenchmarkCorpus(b *testing.B) {
 	b.ReportMetric(c.precision(), "precision")
 	b.ReportMetric(c.recall(), "recall")
 	fmt.Println(c)
+}
+
+// The phase example (record.sh: 40 checkpoints every 0.25 s, then 15
+// every 0.8 s) is reported as two phases with those periods (within 5%),
+// the change within 2 s of the 40th checkpoint; no run of the labelled
+// corpus, whose programs keep one rhythm or none, is cut into phases.
+func TestPhases(t *testing.T) {
+	phases := func(dir string) []ftio.Phase {
+		traces, err := tracefmt.Discover(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum, _, err := job.FromTracesWith(traces, job.Options{Processes: true, NoAccuracy: true})
+		if sum == nil {
+			t.Fatalf("%s: %v", dir, err)
+		}
+		if sum.Period.Write == nil {
+			return nil
+		}
+		return sum.Period.Write.Phases
+	}
+	ph := phases("phases")
+	t.Logf("%+v", ph)
+	if len(ph) != 2 {
+		t.Fatalf("%d phases, want 2", len(ph))
+	}
+	for i, want := range []float64{0.25, 0.8} {
+		if math.Abs(ph[i].PeriodS-want) > 0.05*want {
+			t.Errorf("phase %d: period %g s, want %g", i, ph[i].PeriodS, want)
+		}
+	}
+	change := measuredChange(t, "phases")
+	if math.Abs(ph[0].EndS-change) > 2 {
+		t.Errorf("change at %.3f s, want %.3f within 2 s", ph[0].EndS, change)
+	}
+	for _, r := range readLabels(t) {
+		if ph := phases(filepath.Join("runs", r.name)); len(ph) > 0 {
+			t.Errorf("%s: %d phases: %+v", r.name, len(ph), ph)
+		}
+	}
+}
+
+// measuredChange is when (Unix seconds) the 41st checkpoint of the phase
+// example started: the first at the second interval.
+func measuredChange(t *testing.T, dir string) float64 {
+	traces, err := tracefmt.Discover(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var starts []float64
+	for _, p := range traces {
+		s, err := tracefmt.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		off := s.Header().StartUnixNs // event times are since the trace's start
+		var flow tracefmt.DataFlow
+		writes := 0
+		err = s.Each(func(rec tracefmt.Record) error {
+			// A checkpoint is 4 writes of 256 KiB (workload.py).
+			if e := rec.Event; e != nil && flow.Of(e) == tracefmt.Write && strings.HasSuffix(e.Path, "ckpt.dat") {
+				if writes%4 == 0 {
+					starts = append(starts, float64(e.StartNs+off)/1e9)
+				}
+				writes++
+			}
+			return nil
+		})
+		s.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(starts) != 55 {
+		t.Fatalf("%d checkpoints, want 55", len(starts))
+	}
+	sort.Float64s(starts)
+	// The phase boundary lies between the last short interval's end and
+	// the first long one's start.
+	return (starts[39] + starts[40]) / 2
 }

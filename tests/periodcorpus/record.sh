@@ -110,4 +110,10 @@ for i in range(50):
     print("COMMIT;")' > "$work/sql$s"
   run sqlite$s aperiodic 0 0 - 0 sh -c "sqlite3 db.sqlite < $work/sql$s"
 done
+# A job whose checkpoint interval changes part-way (not in labels.tsv: the
+# phase example of `iopred period`).
+if [ -z "$only" ] || [[ phases == $only ]]; then
+  rm -rf "$here/phases"; mkdir -p "$here/phases" "$work/phases"
+  (cd "$work/phases" && env LD_PRELOAD="$lib" IOPRED_DIR="$here/phases" IOPRED_PREDICT=0 $py $w phases . 0.25 40 0.8 15 1048576 1)
+fi
 echo "recorded in $here/runs" >&2

@@ -5,6 +5,8 @@
       BYTES to DIR/ckpt.dat in 256 KiB writes and fsyncs it
   workload.py h5 DIR PERIOD SRC COUNT JITTER SEED        the same deadlines, each running
       h5copy to copy SRC's dataset into the checkpoint file DIR/ckpt<i>.h5
+  workload.py phases DIR P1 N1 P2 N2 BYTES SEED          N1 checkpoints every P1 s, then N2
+      every P2 s (a job whose checkpoint interval changes part-way)
   workload.py pool DIR SECONDS SEED                      4 forked workers writing and reading
       files of random sizes after random pauses (no rhythm)
   workload.py random DIR SECONDS MEAN SEED               bursts of random size at exponential
@@ -48,6 +50,12 @@ def main():
         rng = random.Random(seed)
         for _ in deadlines(period, count, jitter, rng):
             write_file(os.path.join(d, "ckpt.dat"), size, rng)
+    elif kind == "phases":
+        p1, n1, p2, n2, size, seed = float(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5]), int(sys.argv[6]), int(sys.argv[7]), int(sys.argv[8])
+        rng = random.Random(seed)
+        for period, count in ((p1, n1), (p2, n2)):
+            for _ in deadlines(period, count, 0, rng):
+                write_file(os.path.join(d, "ckpt.dat"), size, rng)
     elif kind == "h5":
         period, src, count, jitter, seed = float(sys.argv[3]), sys.argv[4], int(sys.argv[5]), float(sys.argv[6]), int(sys.argv[7])
         rng = random.Random(seed)

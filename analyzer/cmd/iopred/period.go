@@ -110,6 +110,7 @@ func runPeriod(args []string, stdout, stderr io.Writer) error {
 		ftioPeriod = *res.PeriodS
 	}
 	res.ApplySignificance(ftio.TestPeriod(res.Signal, res.Fs, ftioPeriod), true)
+	res.FindPhases()
 	if *plot != "" {
 		if err := ftioplot.Plot(*plot, res); err != nil {
 			return err
@@ -322,6 +323,11 @@ func runPeriodJob(paths []string, mode ftio.Mode, asJSON bool, plot string, stdo
 	res := p.Result
 	res.TStart -= origin
 	res.TEnd -= origin
+	res.Phases = append([]ftio.Phase(nil), res.Phases...)
+	for i := range res.Phases {
+		res.Phases[i].StartS -= origin
+		res.Phases[i].EndS -= origin
+	}
 	var b strings.Builder
 	what := map[ftio.Mode]string{ftio.ModeWrite: "writes", ftio.ModeRead: "reads", ftio.ModeBoth: "reads and writes"}[mode]
 	procs := "processes'"
