@@ -26,7 +26,10 @@ func WriteText(w io.Writer, res Result) error {
 		ew.printf("period: %.6g s (%.6g Hz), confidence %.4f (%s)\n", *res.PeriodS, *res.FreqHz, res.Confidence, res.Verdict)
 	}
 	if sig != nil {
-		ew.printf("significance: p = %.3g against %d surrogates (the signal's %d bursts at random times, %d samples); its strongest line is at %.6g s (%.3g of the power)", sig.PValue, sig.Surrogates, sig.Bursts, sig.Samples, sig.PeriodS, sig.Share)
+		ew.printf("significance: p = %.3g against %d surrogates (the signal's %d bursts at random times, %d samples)", sig.PValue, sig.Surrogates, sig.Bursts, sig.Samples)
+		if sig.PeriodS > 0 {
+			ew.printf("; its strongest line is at %.6g s (%.3g of the power)", sig.PeriodS, sig.Share)
+		}
 		if sig.Autocorrelation != nil {
 			ew.printf(", autocorrelation there %.3f", *sig.Autocorrelation)
 		}

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strings"
 
@@ -18,7 +19,7 @@ import (
 func init() {
 	register(&command{
 		name:    "period",
-		usage:   "[--signal auto|job|ftio] [--mode write|read|both] [--fs HZ] [--tol X] [--json] [--online] [--per-process] [--plot OUT.svg|.png|.html] TRACE|DIR...",
+		usage:   "[--signal auto|job|ftio] [--mode write|read|both] [--fs HZ] [--tol X] [--top N] [--start S] [--end S] [--json] [--online] [--per-process] [--plot OUT.svg|.png|.html] TRACE|DIR...",
 		summary: "FTIO periodicity of the I/O: the job's bandwidth on iopred traces, FTIO's sampling on FTIO's JSON, JSON lines, MessagePack",
 		run:     runPeriod,
 	})
@@ -39,6 +40,9 @@ func runPeriod(args []string, stdout, stderr io.Writer) error {
 	plot := fs.String("plot", "", "write the signal and the spectrum to `FILE` (.svg, .png or .html)")
 	signal := fs.String("signal", "auto", "which signal: job (every process's bytes spread over each request's duration on one time grid, FTIO at several resolutions, the period checked against its multiples), ftio (FTIO's sampling, --fs and --average), or auto: job for iopred, Darshan and DFTracer traces, ftio for FTIO's inputs or when an FTIO sampling option is given")
 	jobView := fs.Bool("job", false, "the same as --signal job")
+	top := fs.Int("top", 0, "also list the `N` strongest frequencies of the spectrum (FTIO's -n)")
+	start := fs.Float64("start", math.Inf(-1), "analyse only the requests' parts after `S` seconds since the start (FTIO's time window)")
+	end := fs.Float64("end", math.Inf(1), "analyse only the requests' parts before `S` seconds since the start")
 	paths, err := parseFlagsAnywhere(fs, args)
 	if err != nil {
 		return err
@@ -77,7 +81,7 @@ func runPeriod(args []string, stdout, stderr io.Writer) error {
 			break
 		}
 		*signal = "job"
-		for _, name := range []string{"fs", "tol", "amplitude", "average", "ftio-mode", "online", "per-process"} {
+		for _, name := range []string{"fs", "tol", "amplitude", "average", "ftio-mode", "online", "per-process", "start", "end"} {
 			if set[name] {
 				*signal = "ftio"
 			}
@@ -87,11 +91,22 @@ func runPeriod(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("--signal %q: want auto, job or ftio", *signal)
 	}
 	if *signal == "job" {
+		if set["start"] || set["end"] {
+			return fmt.Errorf("--start and --end apply to FTIO's sampling (--signal ftio), not to the job's signal")
+		}
 		return runPeriodJob(paths, mode, *asJSON, *plot, stdout, stderr)
+	}
+	if !(*start < *end) {
+		return fmt.Errorf("--start %g is not before --end %g", *start, *end)
 	}
 	srcs, err := ftio.FileSources(paths, mode, modes)
 	if err != nil {
 		return err
+	}
+	if set["start"] || set["end"] {
+		for i := range srcs {
+			srcs[i] = ftio.Window(srcs[i], *start, *end)
+		}
 	}
 	if *online {
 		return runPeriodOnline(srcs, opt, *asJSON, stdout)
@@ -116,17 +131,30 @@ func runPeriod(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
+	var topN []ftio.Candidate
+	if *top > 0 {
+		topN = res.TopFrequencies(*top)
+	}
 	if *asJSON {
 		line := struct {
 			Signal string `json:"signal"`
 			ftio.Result
-		}{"ftio", res}
+			Top []ftio.Candidate `json:"top_frequencies,omitempty"`
+		}{"ftio", res, topN}
 		return json.NewEncoder(stdout).Encode(line)
 	}
 	if err := writeFTIOSignal(stdout, paths, res, *avg); err != nil {
 		return err
 	}
-	return ftio.WriteText(stdout, res)
+	if err := ftio.WriteText(stdout, res); err != nil {
+		return err
+	}
+	for i, c := range topN {
+		if _, err := fmt.Fprintf(stdout, "top %d: %.6g Hz  period %.6g s  share of power %.4g  z %.3f\n", i+1, c.FreqHz, c.PeriodS, c.Amplitude, c.Z); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // anyFTIOInput tells whether any input is one of FTIO's formats, whose
