@@ -55,3 +55,30 @@ func TestTopFrequencies(t *testing.T) {
 		t.Errorf("top %+v, want 7 Hz then 2 Hz", top)
 	}
 }
+
+// TestFourierFit proves the fit of a sum of two cosines (off the first
+// sample's time) recovers their amplitudes and phases and explains the
+// whole variance with both waves, part of it with one.
+func TestFourierFit(t *testing.T) {
+	const n, fs, t0 = 1000, 100.0, 3.37
+	x := make([]float64, n)
+	for i := range x {
+		tt := t0 + float64(i)/fs
+		x[i] = 10 + 3*math.Cos(2*math.Pi*2*tt+0.5) + 5*math.Cos(2*math.Pi*7*tt-1)
+	}
+	res, err := AnalyzeSignal(x, t0, fs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fit := res.FourierFit(2)
+	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-6 }
+	wrap := func(p float64) float64 { return math.Remainder(p, 2*math.Pi) }
+	if len(fit.Waves) != 2 || !near(fit.Mean, 10) || !near(fit.Explained, 1) ||
+		!near(fit.Waves[0].Amplitude, 5) || !near(wrap(fit.Waves[0].Phase), -1) ||
+		!near(fit.Waves[1].Amplitude, 3) || !near(wrap(fit.Waves[1].Phase), 0.5) {
+		t.Errorf("fit %+v", fit)
+	}
+	if one := res.FourierFit(1); !(one.Explained > 0.7 && one.Explained < 0.8) {
+		t.Errorf("one wave explains %g, want 25/34", one.Explained)
+	}
+}

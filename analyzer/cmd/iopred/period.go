@@ -19,7 +19,7 @@ import (
 func init() {
 	register(&command{
 		name:    "period",
-		usage:   "[--signal auto|job|ftio] [--mode write|read|both] [--fs HZ] [--tol X] [--top N] [--start S] [--end S] [--json] [--online] [--per-process] [--plot OUT.svg|.png|.html] TRACE|DIR...",
+		usage:   "[--signal auto|job|ftio] [--mode write|read|both] [--fs HZ] [--tol X] [--top N] [--fit N] [--start S] [--end S] [--json] [--online] [--per-process] [--plot OUT.svg|.png|.html] TRACE|DIR...",
 		summary: "FTIO periodicity of the I/O: the job's bandwidth on iopred traces, FTIO's sampling on FTIO's JSON, JSON lines, MessagePack",
 		run:     runPeriod,
 	})
@@ -41,6 +41,7 @@ func runPeriod(args []string, stdout, stderr io.Writer) error {
 	signal := fs.String("signal", "auto", "which signal: job (every process's bytes spread over each request's duration on one time grid, FTIO at several resolutions, the period checked against its multiples), ftio (FTIO's sampling, --fs and --average), or auto: job for iopred, Darshan and DFTracer traces, ftio for FTIO's inputs or when an FTIO sampling option is given")
 	jobView := fs.Bool("job", false, "the same as --signal job")
 	top := fs.Int("top", 0, "also list the `N` strongest frequencies of the spectrum (FTIO's -n)")
+	fitN := fs.Int("fit", 0, "also fit the signal with its mean and `N` waves of the strongest frequencies (FTIO's Fourier fit)")
 	start := fs.Float64("start", math.Inf(-1), "analyse only the requests' parts after `S` seconds since the start (FTIO's time window)")
 	end := fs.Float64("end", math.Inf(1), "analyse only the requests' parts before `S` seconds since the start")
 	paths, err := parseFlagsAnywhere(fs, args)
@@ -81,7 +82,7 @@ func runPeriod(args []string, stdout, stderr io.Writer) error {
 			break
 		}
 		*signal = "job"
-		for _, name := range []string{"fs", "tol", "amplitude", "average", "ftio-mode", "online", "per-process", "start", "end"} {
+		for _, name := range []string{"fs", "tol", "amplitude", "average", "ftio-mode", "online", "per-process", "start", "end", "top", "fit"} {
 			if set[name] {
 				*signal = "ftio"
 			}
@@ -91,8 +92,8 @@ func runPeriod(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("--signal %q: want auto, job or ftio", *signal)
 	}
 	if *signal == "job" {
-		if set["start"] || set["end"] {
-			return fmt.Errorf("--start and --end apply to FTIO's sampling (--signal ftio), not to the job's signal")
+		if set["start"] || set["end"] || set["top"] || set["fit"] {
+			return fmt.Errorf("--start, --end, --top and --fit apply to FTIO's sampling (--signal ftio), not to the job's signal")
 		}
 		return runPeriodJob(paths, mode, *asJSON, *plot, stdout, stderr)
 	}
@@ -135,12 +136,18 @@ func runPeriod(args []string, stdout, stderr io.Writer) error {
 	if *top > 0 {
 		topN = res.TopFrequencies(*top)
 	}
+	var fit *ftio.Fit
+	if *fitN > 0 {
+		f := res.FourierFit(*fitN)
+		fit = &f
+	}
 	if *asJSON {
 		line := struct {
 			Signal string `json:"signal"`
 			ftio.Result
 			Top []ftio.Candidate `json:"top_frequencies,omitempty"`
-		}{"ftio", res, topN}
+			Fit *ftio.Fit        `json:"fourier_fit,omitempty"`
+		}{"ftio", res, topN, fit}
 		return json.NewEncoder(stdout).Encode(line)
 	}
 	if err := writeFTIOSignal(stdout, paths, res, *avg); err != nil {
@@ -151,6 +158,17 @@ func runPeriod(args []string, stdout, stderr io.Writer) error {
 	}
 	for i, c := range topN {
 		if _, err := fmt.Fprintf(stdout, "top %d: %.6g Hz  period %.6g s  share of power %.4g  z %.3f\n", i+1, c.FreqHz, c.PeriodS, c.Amplitude, c.Z); err != nil {
+			return err
+		}
+	}
+	if fit != nil {
+		var b strings.Builder
+		fmt.Fprintf(&b, "Fourier fit: %.4g B/s", fit.Mean)
+		for _, w := range fit.Waves {
+			fmt.Fprintf(&b, " + %.4g·cos(2π·%.6g·t %+.3f)", w.Amplitude, w.FreqHz, w.Phase)
+		}
+		fmt.Fprintf(&b, "; explains %.1f%% of the variance\n", 100*fit.Explained)
+		if _, err := io.WriteString(stdout, b.String()); err != nil {
 			return err
 		}
 	}
