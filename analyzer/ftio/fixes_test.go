@@ -6,7 +6,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"iopred/tests/interop"
 	"iopred/tracefmt"
+	_ "iopred/tracefmt/darshan" // reads Darshan logs as streams
 )
 
 // TestFileSourcesPathFilter proves FTIO's sampling of an iopred trace
@@ -123,5 +125,34 @@ func TestVolumePerPeriod(t *testing.T) {
 				t.Errorf("volume per period %.6g B, want %.6g (FTIO's %.6g)", got, perBurst, *res.FTIOVolumePerPeriod)
 			}
 		})
+	}
+}
+
+// TestLayer proves the layer choice on a Darshan DXT log of an MPI-IO
+// job: the MPI-IO records alone are the default's requests (every byte
+// once), the POSIX records the calls the MPI-IO ones made; an unknown
+// layer is an error.
+func TestLayer(t *testing.T) {
+	log := filepath.Join(interop.Path(t, "darshan"), "darshan-logs", "treddy_mpi-io-test_id4373053_6-2-60198-9815401321915095332_1.darshan")
+	count := func(layer tracefmt.Layer) (n int, bytes float64) {
+		srcs, err := FileSourcesWith([]string{log}, ModeBoth, nil, SourceOptions{Filter: defaultFilter, Layer: layer})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, src := range srcs {
+			if err := src(func(r Request) error { n++; bytes += r.Bandwidth * (r.End - r.Start); return nil }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return n, bytes
+	}
+	dn, db := count("")
+	mn, mb := count(tracefmt.LayerMPIIO)
+	pn, _ := count(tracefmt.LayerPOSIX)
+	if dn != 256 || mn != dn || math.Abs(mb-db) > 1e-6*db || pn != 256 {
+		t.Errorf("requests: default %d (%g B), mpiio %d (%g B), posix %d; want 256 of each, mpiio's the default's", dn, db, mn, mb, pn)
+	}
+	if _, err := FileSourcesWith([]string{log}, ModeBoth, nil, SourceOptions{Layer: "hdf5"}); err == nil {
+		t.Error("layer hdf5: no error")
 	}
 }

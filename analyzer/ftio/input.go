@@ -84,6 +84,29 @@ var defaultFilter = pathfilter.Default()
 // filter excludes (none when filter is nil). FTIO's inputs have no paths:
 // all their requests are kept.
 func FilteredFileSources(paths []string, mode Mode, ftioModes []string, filter *pathfilter.Filter) ([]Source, error) {
+	return FileSourcesWith(paths, mode, ftioModes, SourceOptions{Filter: filter})
+}
+
+// SourceOptions choose what FileSourcesWith reads of iopred traces.
+type SourceOptions struct {
+	// Filter leaves out the requests on the paths it excludes (nil: none).
+	Filter *pathfilter.Filter
+	// Layer, when set, takes only that layer's records, as FTIO's choice
+	// of a Darshan DXT log's POSIX or MPI-IO records: LayerPOSIX takes
+	// the POSIX and stdio calls, those made inside MPI-IO calls too;
+	// LayerMPIIO the MPI-IO calls. Unset, every byte counts once (the
+	// MPI-IO calls, and the POSIX calls made outside them).
+	Layer tracefmt.Layer
+}
+
+// FileSourcesWith is FileSources with the options given.
+func FileSourcesWith(paths []string, mode Mode, ftioModes []string, so SourceOptions) ([]Source, error) {
+	filter := so.Filter
+	switch so.Layer {
+	case "", tracefmt.LayerPOSIX, tracefmt.LayerMPIIO:
+	default:
+		return nil, fmt.Errorf("layer %q: want posix or mpiio", so.Layer)
+	}
 	files, err := tracefmt.Discover(paths...)
 	if err != nil {
 		return nil, err
@@ -125,7 +148,7 @@ func FilteredFileSources(paths []string, mode Mode, ftioModes []string, filter *
 	srcs := make([]Source, len(inputs))
 	for i, in := range inputs {
 		if !in.ftio {
-			srcs[i] = func(fn func(Request) error) error { return iopredEvents(in.path, mode, base, filter, fn) }
+			srcs[i] = func(fn func(Request) error) error { return iopredEvents(in.path, mode, base, filter, so.Layer, fn) }
 			continue
 		}
 		// FTIO inputs are small next to iopred traces (TMIO aggregates
@@ -148,7 +171,7 @@ func FilteredFileSources(paths []string, mode Mode, ftioModes []string, filter *
 
 // iopredEvents streams the data requests of one iopred trace. A truncated
 // trace contributes the events before its damaged tail.
-func iopredEvents(path string, mode Mode, base int64, filter *pathfilter.Filter, fn func(Request) error) error {
+func iopredEvents(path string, mode Mode, base int64, filter *pathfilter.Filter, layer tracefmt.Layer, fn func(Request) error) error {
 	r, err := tracefmt.Open(path)
 	if err != nil {
 		return err
@@ -187,6 +210,21 @@ func iopredEvents(path string, mode Mode, base int64, filter *pathfilter.Filter,
 		// Every byte once: not the POSIX calls inside an MPI-IO call, and
 		// a nonblocking MPI-IO call's bytes at its completion.
 		dir := flow.Of(e)
+		switch layer {
+		case tracefmt.LayerPOSIX:
+			dir = tracefmt.NoData
+			if e.Layer == tracefmt.LayerPOSIX || e.Layer == tracefmt.LayerStdio {
+				if tracefmt.IsRead(e.Op) {
+					dir = tracefmt.Read
+				} else if tracefmt.IsWrite(e.Op) {
+					dir = tracefmt.Write
+				}
+			}
+		case tracefmt.LayerMPIIO:
+			if e.Layer != tracefmt.LayerMPIIO {
+				dir = tracefmt.NoData
+			}
+		}
 		if dir == tracefmt.NoData || !mode.wants(dir == tracefmt.Write) || excludes(e.Path) {
 			continue
 		}

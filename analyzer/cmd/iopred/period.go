@@ -12,6 +12,7 @@ import (
 	"iopred/analyzer/ftio"
 	"iopred/analyzer/ftio/ftioplot"
 	"iopred/analyzer/job"
+	"iopred/analyzer/pathfilter"
 	"iopred/analyzer/summary"
 	"iopred/tracefmt"
 )
@@ -19,7 +20,7 @@ import (
 func init() {
 	register(&command{
 		name:    "period",
-		usage:   "[--signal auto|job|ftio] [--mode write|read|both] [--fs HZ] [--tol X] [--top N] [--fit N] [--start S] [--end S] [--json] [--online] [--per-process] [--plot OUT.svg|.png|.html] TRACE|DIR...",
+		usage:   "[--signal auto|job|ftio] [--mode write|read|both] [--fs HZ] [--tol X] [--layer posix|mpiio] [--top N] [--fit N] [--start S] [--end S] [--json] [--online] [--per-process] [--plot OUT.svg|.png|.html] TRACE|DIR...",
 		summary: "FTIO periodicity of the I/O: the job's bandwidth on iopred traces, FTIO's sampling on FTIO's JSON, JSON lines, MessagePack",
 		run:     runPeriod,
 	})
@@ -41,6 +42,7 @@ func runPeriod(args []string, stdout, stderr io.Writer) error {
 	signal := fs.String("signal", "auto", "which signal: job (every process's bytes spread over each request's duration on one time grid, FTIO at several resolutions, the period checked against its multiples), ftio (FTIO's sampling, --fs and --average), or auto: job for iopred, Darshan and DFTracer traces, ftio for FTIO's inputs or when an FTIO sampling option is given")
 	jobView := fs.Bool("job", false, "the same as --signal job")
 	top := fs.Int("top", 0, "also list the `N` strongest frequencies of the spectrum (FTIO's -n)")
+	layer := fs.String("layer", "", "FTIO's sampling of iopred traces and Darshan DXT logs: take only the `posix` (POSIX and stdio, those inside MPI-IO calls too) or the `mpiio` records; unset, every byte once")
 	fitN := fs.Int("fit", 0, "also fit the signal with its mean and `N` waves of the strongest frequencies (FTIO's Fourier fit)")
 	start := fs.Float64("start", math.Inf(-1), "analyse only the requests' parts after `S` seconds since the start (FTIO's time window)")
 	end := fs.Float64("end", math.Inf(1), "analyse only the requests' parts before `S` seconds since the start")
@@ -82,7 +84,7 @@ func runPeriod(args []string, stdout, stderr io.Writer) error {
 			break
 		}
 		*signal = "job"
-		for _, name := range []string{"fs", "tol", "amplitude", "average", "ftio-mode", "online", "per-process", "start", "end", "top", "fit"} {
+		for _, name := range []string{"fs", "tol", "amplitude", "average", "ftio-mode", "online", "per-process", "start", "end", "top", "fit", "layer"} {
 			if set[name] {
 				*signal = "ftio"
 			}
@@ -92,15 +94,15 @@ func runPeriod(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("--signal %q: want auto, job or ftio", *signal)
 	}
 	if *signal == "job" {
-		if set["start"] || set["end"] || set["top"] || set["fit"] {
-			return fmt.Errorf("--start, --end, --top and --fit apply to FTIO's sampling (--signal ftio), not to the job's signal")
+		if set["start"] || set["end"] || set["top"] || set["fit"] || set["layer"] {
+			return fmt.Errorf("--start, --end, --top, --fit and --layer apply to FTIO's sampling (--signal ftio), not to the job's signal")
 		}
 		return runPeriodJob(paths, mode, *asJSON, *plot, stdout, stderr)
 	}
 	if !(*start < *end) {
 		return fmt.Errorf("--start %g is not before --end %g", *start, *end)
 	}
-	srcs, err := ftio.FileSources(paths, mode, modes)
+	srcs, err := ftio.FileSourcesWith(paths, mode, modes, ftio.SourceOptions{Filter: pathfilter.Default(), Layer: tracefmt.Layer(*layer)})
 	if err != nil {
 		return err
 	}
