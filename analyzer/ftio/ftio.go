@@ -32,9 +32,16 @@ const DefaultFs = 10
 // this fraction of the largest z-score.
 const DefaultTol = 0.8
 
-// DefaultMaxSamples bounds the sample buffer (8 bytes each) when the
-// sampling frequency is chosen automatically.
+// DefaultMaxSamples bounds the sample buffer (8 bytes each) at a sampling
+// frequency the user gave.
 const DefaultMaxSamples = 1 << 24
+
+// MaxAutoSamples bounds the samples when the sampling frequency is chosen
+// from the trace (Options.Fs < 0): 2^22 samples cost about 0.3 s and
+// 0.3 GB, where 2^24 cost 12 s and 0.8 GB (measured on one core of the
+// development machine), and a period must repeat twice in the window
+// anyway, so the finest periods lost are 2^-21 of the trace's span.
+const MaxAutoSamples = 1 << 22
 
 // Options tune the analysis. The zero value means FTIO's defaults.
 type Options struct {
@@ -90,10 +97,20 @@ type Candidate struct {
 // Result is the outcome of one analysis. FreqHz and PeriodS are nil when
 // no period was found.
 type Result struct {
-	FreqHz     *float64    `json:"freq_hz"`
-	PeriodS    *float64    `json:"period_s"`
-	Confidence float64     `json:"confidence"`
-	Verdict    string      `json:"verdict"` // "high", "moderate" or "not periodic"
+	FreqHz     *float64 `json:"freq_hz"`
+	PeriodS    *float64 `json:"period_s"`
+	Confidence float64  `json:"confidence"`
+	Verdict    string   `json:"verdict"` // "high", "moderate" or "not periodic"
+	// Significance is the test of the period against the job's bursts at
+	// random times (TestPeriod), when it was run; Verdict is then its
+	// verdict and FTIOVerdict FTIO's. FTIOPeriodS is FTIO's period when
+	// the test withdrew it (ApplySignificance).
+	Significance *Significance `json:"significance,omitempty"`
+	FTIOVerdict  string        `json:"ftio_verdict,omitempty"`
+	FTIOPeriodS  *float64      `json:"ftio_period_s,omitempty"`
+	// Phases are the stretches of the run with different periods, when
+	// the period changes part-way (FindPhases).
+	Phases     []Phase     `json:"phases,omitempty"`
 	NSamples   int         `json:"n_samples"`
 	TStart     float64     `json:"t_start"`
 	TEnd       float64     `json:"t_end"`
@@ -114,6 +131,9 @@ type Result struct {
 	// whole 1/fs. Far from 1 (FTIO's example traces give 0.94 to 1.06),
 	// the sampling frequency is too low for the trace.
 	SampledVolume float64 `json:"sampled_volume"`
+	// Notes say how the analysis departed from what was asked (the
+	// automatic sampling frequency lowered, say).
+	Notes []string `json:"notes,omitempty"`
 	Metrics
 	// Signal, Spectrum, Z: kept for plots, not printed.
 	Signal   []float64 `json:"-"`
@@ -132,8 +152,15 @@ type Metrics struct {
 	BIO               *float64  `json:"b_io"`               // bytes/s of substantial I/O
 	SigmaVol          *float64  `json:"sigma_vol"`
 	SigmaTime         *float64  `json:"sigma_time"`
-	VolumePerPeriod   *float64  `json:"volume_per_period"` // bytes
-	PeriodicityScore  *float64  `json:"periodicity_score"`
+	// VolumePerPeriod is the median of the bytes moved in each period,
+	// the periods cut half a period away from the dominant cosine's peaks
+	// so that each holds one I/O phase whole. (Total bytes over span /
+	// period, or the paper's B_IO·R_IO/f, count n phases in about n-1
+	// periods and come out high by n/(n-1).)
+	VolumePerPeriod *float64 `json:"volume_per_period"` // bytes
+	// FTIOVolumePerPeriod is the paper's estimate, B_IO·R_IO/f.
+	FTIOVolumePerPeriod *float64 `json:"ftio_volume_per_period"` // bytes
+	PeriodicityScore    *float64 `json:"periodicity_score"`
 }
 
 // Request is one I/O request: bandwidth in bytes per second held over
@@ -206,11 +233,18 @@ func AnalyzeSources(srcs []Source, opt Options) (Result, error) {
 		return Result{}, ErrNoRequests
 	}
 	fs := opt.Fs
+	var notes []string
+	var n int
 	if fs < 0 {
-		fs = autoFs(times, t1-t0, opt.MaxSamples)
+		var note string
+		fs, n, note = autoSampling(times, t1-t0, min(opt.MaxSamples, MaxAutoSamples))
+		if note != "" {
+			notes = append(notes, note)
+		}
+	} else {
+		n = int(math.Floor((t1 - t0) * fs))
 	}
 	times = nil
-	n := int(math.Floor((t1 - t0) * fs))
 	if n > opt.MaxSamples {
 		return Result{}, fmt.Errorf("ftio: %d samples at %g Hz over %g s exceed the bound of %d; lower --fs", n, fs, t1-t0, opt.MaxSamples)
 	}
@@ -235,6 +269,7 @@ func AnalyzeSources(srcs []Source, opt Options) (Result, error) {
 	x := integrate(diffs, n)
 	res := analyzeSamples(x, t0, fs, opt)
 	res.TEnd = t1
+	res.Notes = notes
 	var total volume
 	for _, v := range volumes {
 		total.bytes += v.bytes
@@ -294,6 +329,52 @@ func forEach(n int, fn func(worker, i int) error) error {
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// autoSampling chooses the sampling frequency and the number of samples
+// from the trace: 2 / (smallest positive gap between event times), lowered
+// to keep the samples within maxSamples and then so that their number has
+// no prime factor above 7, whose FFT is fast (a length with a large prime
+// factor goes through Bluestein's algorithm, which cost 54 s and 4.5 GB for
+// 2^24-1 samples against 12 s and 0.8 GB for 2^24). The note says what was
+// lowered, for the user.
+func autoSampling(times []float64, span float64, maxSamples int) (float64, int, string) {
+	fs := autoFs(times, span, math.MaxInt)
+	want := int(math.Min(math.Floor(span*fs), math.MaxInt32))
+	n := want
+	note := ""
+	if n > maxSamples {
+		n = maxSamples
+		note = fmt.Sprintf("--fs 0: 2 / the smallest gap between request times is %.4g Hz, %d samples over %.4g s; capped at %d samples", fs, want, span, maxSamples)
+	}
+	if s := smoothBelow(n); s != n && n >= 4 {
+		n = s
+	}
+	if n >= 4 && n != want {
+		fs = float64(n) / span
+		if note == "" {
+			note = fmt.Sprintf("--fs 0: %d samples (a length with small prime factors, for the FFT) instead of %d", n, want)
+		}
+		note += fmt.Sprintf(" at %.6g Hz", fs)
+	}
+	return fs, n, note
+}
+
+// smoothBelow returns the largest n' <= n whose prime factors are 2, 3, 5
+// and 7.
+func smoothBelow(n int) int {
+	for m := n; m > 1; m-- {
+		r := m
+		for _, p := range []int{2, 3, 5, 7} {
+			for r%p == 0 {
+				r /= p
+			}
+		}
+		if r == 1 {
+			return m
+		}
+	}
+	return n
 }
 
 // autoFs returns 2 / (smallest positive gap between event times), lowered
@@ -557,6 +638,8 @@ func analyzeSamples(x []float64, t0, fs float64, opt Options) Result {
 	res.Phase = cmplx.Phase(coef[bin] * cmplx.Exp(complex(0, -2*math.Pi*f*t0)))
 	cosineMetrics(&res, x, t0, fs, f)
 	ioMetrics(&res, x, fs, f)
+	vpp := volumePerPeriod(x, t0, fs, f, res.Phase)
+	res.VolumePerPeriod = &vpp
 	return res
 }
 
@@ -703,6 +786,43 @@ func cosineMetrics(res *Result, x []float64, t0, fs, f float64) {
 	}
 }
 
+// volumePerPeriod is the median of the bytes in each period of the
+// signal x (bytes/s per sample), the periods cut where the cosine of
+// frequency f and phase phase (referred to t = 0) is lowest: a periodic
+// job's I/O phases sit at its peaks, so every cut falls between two
+// phases and each period holds one phase whole, the partial periods at
+// the ends included.
+func volumePerPeriod(x []float64, t0, fs, f, phase float64) float64 {
+	per := fs / f
+	// The cosine's trough is at 2πf·t + phase = π (mod 2π).
+	trough := (math.Pi - phase) / (2 * math.Pi * f)
+	first := math.Mod((trough-t0)*fs, per)
+	if first < 0 {
+		first += per
+	}
+	var vols []float64
+	for lo := first - per; lo < float64(len(x)); lo += per {
+		a, b := max(0, int(math.Round(lo))), min(len(x), int(math.Round(lo+per)))
+		if b <= a {
+			continue
+		}
+		var v float64
+		for _, y := range x[a:b] {
+			v += y / fs
+		}
+		vols = append(vols, v)
+	}
+	if len(vols) == 0 {
+		return 0
+	}
+	sort.Float64s(vols)
+	m := len(vols) / 2
+	if len(vols)%2 == 0 {
+		return (vols[m-1] + vols[m]) / 2
+	}
+	return vols[m]
+}
+
 func pearson(a, b []float64) (float64, bool) {
 	ma, sa := meanStd(a)
 	mb, sb := meanStd(b)
@@ -744,7 +864,7 @@ func ioMetrics(res *Result, x []float64, fs, f float64) {
 		bio = substBW / float64(subst)
 	}
 	vpp := bio * rio / f
-	res.RIO, res.BIO, res.VolumePerPeriod = &rio, &bio, &vpp
+	res.RIO, res.BIO, res.FTIOVolumePerPeriod = &rio, &bio, &vpp
 
 	per := fs / f
 	var vols, shares []float64

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"iopred/analyzer/pathfilter"
 	"iopred/tracefmt"
 )
 
@@ -67,8 +68,45 @@ func FileSource(paths []string, mode Mode, ftioModes []string) (Source, error) {
 }
 
 // FileSources is FileSource with one Source per file, for AnalyzeSources
-// to read in parallel.
+// to read in parallel. The requests on the paths pathfilter.Default
+// excludes (the system's files, the MPI runtime's) are left out, as the
+// job's signal leaves them out: a program's start-up reads of /etc and
+// /proc, or Open MPI's writes to its session directory, are not the
+// application's I/O and stretch the window the spectrum sees.
 func FileSources(paths []string, mode Mode, ftioModes []string) ([]Source, error) {
+	return FilteredFileSources(paths, mode, ftioModes, defaultFilter)
+}
+
+// defaultFilter is FileSources' filter; it is never modified.
+var defaultFilter = pathfilter.Default()
+
+// FilteredFileSources is FileSources leaving out the requests on the paths
+// filter excludes (none when filter is nil). FTIO's inputs have no paths:
+// all their requests are kept.
+func FilteredFileSources(paths []string, mode Mode, ftioModes []string, filter *pathfilter.Filter) ([]Source, error) {
+	return FileSourcesWith(paths, mode, ftioModes, SourceOptions{Filter: filter})
+}
+
+// SourceOptions choose what FileSourcesWith reads of iopred traces.
+type SourceOptions struct {
+	// Filter leaves out the requests on the paths it excludes (nil: none).
+	Filter *pathfilter.Filter
+	// Layer, when set, takes only that layer's records, as FTIO's choice
+	// of a Darshan DXT log's POSIX or MPI-IO records: LayerPOSIX takes
+	// the POSIX and stdio calls, those made inside MPI-IO calls too;
+	// LayerMPIIO the MPI-IO calls. Unset, every byte counts once (the
+	// MPI-IO calls, and the POSIX calls made outside them).
+	Layer tracefmt.Layer
+}
+
+// FileSourcesWith is FileSources with the options given.
+func FileSourcesWith(paths []string, mode Mode, ftioModes []string, so SourceOptions) ([]Source, error) {
+	filter := so.Filter
+	switch so.Layer {
+	case "", tracefmt.LayerPOSIX, tracefmt.LayerMPIIO:
+	default:
+		return nil, fmt.Errorf("layer %q: want posix or mpiio", so.Layer)
+	}
 	files, err := tracefmt.Discover(paths...)
 	if err != nil {
 		return nil, err
@@ -110,7 +148,7 @@ func FileSources(paths []string, mode Mode, ftioModes []string) ([]Source, error
 	srcs := make([]Source, len(inputs))
 	for i, in := range inputs {
 		if !in.ftio {
-			srcs[i] = func(fn func(Request) error) error { return iopredEvents(in.path, mode, base, fn) }
+			srcs[i] = func(fn func(Request) error) error { return iopredEvents(in.path, mode, base, filter, so.Layer, fn) }
 			continue
 		}
 		// FTIO inputs are small next to iopred traces (TMIO aggregates
@@ -133,7 +171,7 @@ func FileSources(paths []string, mode Mode, ftioModes []string) ([]Source, error
 
 // iopredEvents streams the data requests of one iopred trace. A truncated
 // trace contributes the events before its damaged tail.
-func iopredEvents(path string, mode Mode, base int64, fn func(Request) error) error {
+func iopredEvents(path string, mode Mode, base int64, filter *pathfilter.Filter, layer tracefmt.Layer, fn func(Request) error) error {
 	r, err := tracefmt.Open(path)
 	if err != nil {
 		return err
@@ -141,6 +179,18 @@ func iopredEvents(path string, mode Mode, base int64, fn func(Request) error) er
 	defer r.Close()
 	anchor := r.Header().StartMonoNs - base
 	var flow tracefmt.DataFlow
+	excluded := map[string]bool{}
+	excludes := func(path string) bool {
+		if filter == nil || path == "" {
+			return false
+		}
+		x, ok := excluded[path]
+		if !ok {
+			x = filter.Excludes(path)
+			excluded[path] = x
+		}
+		return x
+	}
 	for {
 		rec, err := r.Next()
 		if err == io.EOF {
@@ -160,7 +210,22 @@ func iopredEvents(path string, mode Mode, base int64, fn func(Request) error) er
 		// Every byte once: not the POSIX calls inside an MPI-IO call, and
 		// a nonblocking MPI-IO call's bytes at its completion.
 		dir := flow.Of(e)
-		if dir == tracefmt.NoData || !mode.wants(dir == tracefmt.Write) {
+		switch layer {
+		case tracefmt.LayerPOSIX:
+			dir = tracefmt.NoData
+			if e.Layer == tracefmt.LayerPOSIX || e.Layer == tracefmt.LayerStdio {
+				if tracefmt.IsRead(e.Op) {
+					dir = tracefmt.Read
+				} else if tracefmt.IsWrite(e.Op) {
+					dir = tracefmt.Write
+				}
+			}
+		case tracefmt.LayerMPIIO:
+			if e.Layer != tracefmt.LayerMPIIO {
+				dir = tracefmt.NoData
+			}
+		}
+		if dir == tracefmt.NoData || !mode.wants(dir == tracefmt.Write) || excludes(e.Path) {
 			continue
 		}
 		if err := fn(EventRequest(e, anchor)); err != nil {

@@ -138,22 +138,55 @@ func TestAnalyzeErrors(t *testing.T) {
 }
 
 // TestAutoFs proves the automatic rate is twice the inverse of the
-// smallest gap between event times, and is capped by the sample bound.
+// smallest gap between event times, capped by the sample bound, and then
+// lowered so that the number of samples has no prime factor above 7 (the
+// FFT of such a length is fast), with a note saying so.
 func TestAutoFs(t *testing.T) {
-	reqs := []Request{{0, 1, 1}, {1.5, 1.75, 1}, {10, 11, 1}}
-	res, err := Analyze(Slice(reqs), Options{Fs: -1})
-	if err != nil {
-		t.Fatal(err)
+	reqs := []Request{{0, 1, 1}, {1.5, 1.75, 1}, {10, 12.5, 1}}
+	for _, tc := range []struct {
+		name       string
+		maxSamples int
+		wantN      int
+		note       bool
+	}{
+		{"2/0.25 Hz over 12.5 s: 100 samples", 0, 100, false},
+		{"capped at 56", 56, 56, true},
+		{"capped at 55, lowered to 54 = 2·3³", 55, 54, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := Analyze(Slice(reqs), Options{Fs: -1, MaxSamples: tc.maxSamples})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.NSamples != tc.wantN || math.Abs(res.Fs-float64(tc.wantN)/12.5) > 1e-12 {
+				t.Errorf("%d samples at %g Hz, want %d at %g Hz", res.NSamples, res.Fs, tc.wantN, float64(tc.wantN)/12.5)
+			}
+			if (len(res.Notes) > 0) != tc.note {
+				t.Errorf("notes %q, want a note: %v", res.Notes, tc.note)
+			}
+		})
 	}
-	if res.Fs != 8 {
-		t.Errorf("fs %g, want 2/0.25 = 8", res.Fs)
-	}
-	res, err = Analyze(Slice(reqs), Options{Fs: -1, MaxSamples: 55})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Fs != 5 {
-		t.Errorf("capped fs %g, want 55/11 = 5", res.Fs)
+}
+
+// TestAutoSamplingSmooth proves the automatic sampling gives an FFT
+// length without a prime factor above 7 near the bound (2^24-1, whose
+// factor 241 made Bluestein's algorithm cost 54 s and 4.5 GB), capped at
+// MaxAutoSamples, and says so.
+func TestAutoSamplingSmooth(t *testing.T) {
+	g := 1.0 / 1024
+	for _, span := range []float64{8192, 8192 - 1.0/2048, 1000.3} {
+		times := []float64{0, g, span - g, span}
+		fs, n, note := autoSampling(times, span, MaxAutoSamples)
+		want := min(MaxAutoSamples, int(span*2/g))
+		if n > want || n < want*9/10 || largestPrimeFactor(n) > 7 {
+			t.Errorf("span %g: %d samples (largest prime factor %d)", span, n, largestPrimeFactor(n))
+		}
+		if got := int(math.Floor(span * fs)); got < n {
+			t.Errorf("span %g: %d samples at %g Hz do not fit %d", span, got, fs, n)
+		}
+		if note == "" {
+			t.Errorf("span %g: no note for the lowered rate", span)
+		}
 	}
 }
 

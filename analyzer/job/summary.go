@@ -242,6 +242,7 @@ func periodOf(x []float64, t0 float64, width int64) *Period {
 	if len(results) == 0 {
 		return nil
 	}
+	results[0].FindPhases()
 	p := &Period{Result: results[0]}
 	for _, r := range results {
 		p.Resolutions = append(p.Resolutions, Resolution{Fs: r.Fs, NSamples: r.NSamples, PeriodS: r.PeriodS, Confidence: r.Confidence})
@@ -266,6 +267,7 @@ func periodOf(x []float64, t0 float64, width int64) *Period {
 	}
 	if best >= 0 {
 		p.Result = results[best]
+		p.Phases = results[0].Phases
 		fine := &results[0]
 		var r []float64
 		p.Multiple, r = fundamental(fine.Signal, fine.Fs, *p.PeriodS)
@@ -291,6 +293,14 @@ func periodOf(x []float64, t0 float64, width int64) *Period {
 			period, freq := *p.PeriodS*m, *p.FreqHz/m
 			p.PeriodS, p.FreqHz, p.Fundamental = &period, &freq, true
 		}
+		// FTIO's z-score says a bin stands out of the spectrum, which a
+		// few bursts at random times also make; the period must beat
+		// this job's own bursts placed at random.
+		p.ApplySignificance(ftio.TestPeriod(fine.Signal, fine.Fs, *p.PeriodS), false)
+	} else if fine := &results[0]; len(fine.Signal) > 0 {
+		// FTIO's spectrum found none; the time domain may still show one
+		// (reported as moderate).
+		p.ApplySignificance(ftio.TestPeriod(fine.Signal, fine.Fs, 0), false)
 	}
 	return p
 }

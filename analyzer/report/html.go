@@ -397,13 +397,20 @@ func (r *Report) periodFacts(v *view) {
 		add("period of the "+what, fmt.Sprintf("none found (%s)", p.Verdict))
 	} else {
 		add("period of the "+what, fmt.Sprintf("%s s (%s Hz)", plotkit.Num(*p.PeriodS), plotkit.Num(*p.FreqHz)))
-		add("confidence", fmt.Sprintf("%.2f (%s); %d of %d sampling resolutions agree", p.Confidence, p.Verdict, p.Agreeing, len(p.Resolutions)))
+		add("confidence", fmt.Sprintf("FTIO's %.2f; verdict %s; %d of %d sampling resolutions agree", p.Confidence, p.Verdict, p.Agreeing, len(p.Resolutions)))
+		if sig := p.Significance; sig != nil {
+			add("significance", fmt.Sprintf("p = %.3g against %d surrogates of the job's own %d bursts at random times", sig.PValue, sig.Surrogates, sig.Bursts))
+		}
 		if p.Multiple > 1 {
 			add("fundamental", fmt.Sprintf("%d times the strongest spectral peak: the signal repeats at that lag (autocorrelation), the peak is a harmonic", p.Multiple))
 		}
 		if p.VolumePerPeriod != nil {
 			add("per period", fmt.Sprintf("%s moved; I/O during %s of the time", insights.Size(int64(*p.VolumePerPeriod)), pctOf(p.RIO)))
 		}
+	}
+	for i, ph := range p.Phases {
+		add(fmt.Sprintf("phase %d", i+1), fmt.Sprintf("every %s s from %s s to %s s (p = %.3g)", plotkit.Num(ph.PeriodS),
+			secs(int64(ph.StartS*1e9)-r.start()), secs(int64(ph.EndS*1e9)-r.start()), ph.PValue))
 	}
 	add("signal", fmt.Sprintf("the bytes all processes moved, in %d bins of %s, from %s s to %s s", p.NSamples, insights.Dur(int64(1e9/p.Fs)),
 		secs(int64(p.TStart*1e9)-r.start()), secs(int64(p.TEnd*1e9)-r.start())))

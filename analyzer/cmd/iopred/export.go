@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"iopred/analyzer/export"
+	"iopred/analyzer/ftio"
 	"iopred/internal/safefile"
 	"iopred/tracefmt"
 )
@@ -14,8 +15,8 @@ import (
 func init() {
 	register(&command{
 		name:    "export",
-		usage:   "--format perfetto|parquet [--predict=false] -o FILE TRACE|DIR...",
-		summary: "write the traces as a Perfetto/Chrome trace (JSON) or as a Parquet table of events",
+		usage:   "--format perfetto|parquet|ftio [--predict=false] -o FILE TRACE|DIR...",
+		summary: "write the traces as a Perfetto/Chrome trace (JSON), a Parquet table of events, or FTIO's JSON lines input",
 		run:     runExport,
 	})
 }
@@ -23,15 +24,16 @@ func init() {
 func runExport(args []string, stdout, stderr io.Writer) error {
 	c := commands["export"]
 	fs := newFlagSet(c, stderr)
-	format := fs.String("format", "", "`perfetto` (Chrome trace-event JSON for ui.perfetto.dev) or `parquet` (one row per event)")
+	format := fs.String("format", "", "`perfetto` (Chrome trace-event JSON for ui.perfetto.dev), `parquet` (one row per event) or `ftio` (FTIO's JSON lines: read_sync and write_sync requests)")
 	out := fs.String("o", "", "write to `FILE` (- for standard output)")
 	predict := fs.Bool("predict", true, "perfetto: run the predictor and show its guess of each next call as an instant event")
 	paths, err := parseFlagsAnywhere(fs, args)
 	if err != nil {
 		return err
 	}
-	if len(paths) == 0 || *out == "" || (*format != "perfetto" && *format != "parquet") {
-		if *format != "" && *format != "perfetto" && *format != "parquet" {
+	known := *format == "perfetto" || *format == "parquet" || *format == "ftio"
+	if len(paths) == 0 || *out == "" || !known {
+		if *format != "" && !known {
 			fmt.Fprintf(stderr, "iopred export: unknown --format %q\n", *format)
 		}
 		return errUsage
@@ -59,6 +61,13 @@ func runExport(args []string, stdout, stderr io.Writer) error {
 		st, err = export.Perfetto(w, traces, export.PerfettoOptions{Predict: *predict, Command: cmdline})
 	case "parquet":
 		st, err = export.Parquet(w, traces, export.ParquetOptions{Command: cmdline})
+	case "ftio":
+		var fst ftio.ExportStats
+		fst, err = ftio.WriteJSONLines(w, traces)
+		if err == nil && f != nil {
+			fmt.Fprintf(stderr, "%s: %d read and %d write requests in %d lines (FTIO's JSON lines)\n", *out, fst.Reads, fst.Writes, fst.Lines)
+		}
+		st.Traces = -1
 	}
 	if err != nil {
 		return err
@@ -71,7 +80,7 @@ func runExport(args []string, stdout, stderr io.Writer) error {
 	for _, p := range st.Problems {
 		fmt.Fprintf(stderr, "iopred export: warning: %s\n", p)
 	}
-	if f != nil {
+	if f != nil && st.Traces >= 0 {
 		fmt.Fprintf(stderr, "%s: %d traces, %d events, %d bytes read, %d bytes written", *out, st.Traces, st.Events, st.BytesRead, st.BytesWritten)
 		if st.Predictions > 0 {
 			fmt.Fprintf(stderr, ", %d predictions (%d right)", st.Predictions, st.Hits)

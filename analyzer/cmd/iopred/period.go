@@ -5,12 +5,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strings"
 
 	"iopred/analyzer/ftio"
 	"iopred/analyzer/ftio/ftioplot"
 	"iopred/analyzer/job"
+	"iopred/analyzer/pathfilter"
 	"iopred/analyzer/summary"
 	"iopred/tracefmt"
 )
@@ -18,7 +20,7 @@ import (
 func init() {
 	register(&command{
 		name:    "period",
-		usage:   "[--signal auto|job|ftio] [--mode write|read|both] [--fs HZ] [--tol X] [--json] [--online] [--per-process] [--plot OUT.svg|.png|.html] TRACE|DIR...",
+		usage:   "[--signal auto|job|ftio] [--mode write|read|both] [--fs HZ] [--tol X] [--layer posix|mpiio] [--top N] [--fit N] [--start S] [--end S] [--json] [--online] [--per-process] [--plot OUT.svg|.png|.html] TRACE|DIR...",
 		summary: "FTIO periodicity of the I/O: the job's bandwidth on iopred traces, FTIO's sampling on FTIO's JSON, JSON lines, MessagePack",
 		run:     runPeriod,
 	})
@@ -39,6 +41,11 @@ func runPeriod(args []string, stdout, stderr io.Writer) error {
 	plot := fs.String("plot", "", "write the signal and the spectrum to `FILE` (.svg, .png or .html)")
 	signal := fs.String("signal", "auto", "which signal: job (every process's bytes spread over each request's duration on one time grid, FTIO at several resolutions, the period checked against its multiples), ftio (FTIO's sampling, --fs and --average), or auto: job for iopred, Darshan and DFTracer traces, ftio for FTIO's inputs or when an FTIO sampling option is given")
 	jobView := fs.Bool("job", false, "the same as --signal job")
+	top := fs.Int("top", 0, "also list the `N` strongest frequencies of the spectrum (FTIO's -n)")
+	layer := fs.String("layer", "", "FTIO's sampling of iopred traces and Darshan DXT logs: take only the `posix` (POSIX and stdio, those inside MPI-IO calls too) or the `mpiio` records; unset, every byte once")
+	fitN := fs.Int("fit", 0, "also fit the signal with its mean and `N` waves of the strongest frequencies (FTIO's Fourier fit)")
+	start := fs.Float64("start", math.Inf(-1), "analyse only the requests' parts after `S` seconds since the start (FTIO's time window)")
+	end := fs.Float64("end", math.Inf(1), "analyse only the requests' parts before `S` seconds since the start")
 	paths, err := parseFlagsAnywhere(fs, args)
 	if err != nil {
 		return err
@@ -81,7 +88,7 @@ func runPeriod(args []string, stdout, stderr io.Writer) error {
 			break
 		}
 		*signal = "job"
-		for _, name := range []string{"fs", "tol", "amplitude", "average", "ftio-mode", "online", "per-process"} {
+		for _, name := range []string{"fs", "tol", "amplitude", "average", "ftio-mode", "online", "per-process", "start", "end", "top", "fit", "layer"} {
 			if set[name] {
 				*signal = "ftio"
 			}
@@ -91,11 +98,22 @@ func runPeriod(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("--signal %q: want auto, job or ftio", *signal)
 	}
 	if *signal == "job" {
+		if set["start"] || set["end"] || set["top"] || set["fit"] || set["layer"] {
+			return fmt.Errorf("--start, --end, --top, --fit and --layer apply to FTIO's sampling (--signal ftio), not to the job's signal")
+		}
 		return runPeriodJob(paths, mode, *asJSON, *plot, stdout, stderr)
 	}
-	srcs, err := ftio.FileSources(paths, mode, modes)
+	if !(*start < *end) {
+		return fmt.Errorf("--start %g is not before --end %g", *start, *end)
+	}
+	srcs, err := ftio.FileSourcesWith(paths, mode, modes, ftio.SourceOptions{Filter: pathfilter.Default(), Layer: tracefmt.Layer(*layer)})
 	if err != nil {
 		return err
+	}
+	if set["start"] || set["end"] {
+		for i := range srcs {
+			srcs[i] = ftio.Window(srcs[i], *start, *end)
+		}
 	}
 	if *online {
 		return runPeriodOnline(srcs, opt, *asJSON, stdout)
@@ -107,22 +125,60 @@ func runPeriod(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// FTIO's period and confidence stay as FTIO gives them; the test's
+	// verdict is printed beside FTIO's.
+	ftioPeriod := 0.0
+	if res.PeriodS != nil {
+		ftioPeriod = *res.PeriodS
+	}
+	res.ApplySignificance(ftio.TestPeriod(res.Signal, res.Fs, ftioPeriod), true)
+	res.FindPhases()
 	if *plot != "" {
 		if err := ftioplot.Plot(*plot, res); err != nil {
 			return err
 		}
 	}
+	var topN []ftio.Candidate
+	if *top > 0 {
+		topN = res.TopFrequencies(*top)
+	}
+	var fit *ftio.Fit
+	if *fitN > 0 {
+		f := res.FourierFit(*fitN)
+		fit = &f
+	}
 	if *asJSON {
 		line := struct {
 			Signal string `json:"signal"`
 			ftio.Result
-		}{"ftio", res}
+			Top []ftio.Candidate `json:"top_frequencies,omitempty"`
+			Fit *ftio.Fit        `json:"fourier_fit,omitempty"`
+		}{"ftio", res, topN, fit}
 		return json.NewEncoder(stdout).Encode(line)
 	}
 	if err := writeFTIOSignal(stdout, paths, res, *avg); err != nil {
 		return err
 	}
-	return ftio.WriteText(stdout, res)
+	if err := ftio.WriteText(stdout, res); err != nil {
+		return err
+	}
+	for i, c := range topN {
+		if _, err := fmt.Fprintf(stdout, "top %d: %.6g Hz  period %.6g s  share of power %.4g  z %.3f\n", i+1, c.FreqHz, c.PeriodS, c.Amplitude, c.Z); err != nil {
+			return err
+		}
+	}
+	if fit != nil {
+		var b strings.Builder
+		fmt.Fprintf(&b, "Fourier fit: %.4g B/s", fit.Mean)
+		for _, w := range fit.Waves {
+			fmt.Fprintf(&b, " + %.4g·cos(2π·%.6g·t %+.3f)", w.Amplitude, w.FreqHz, w.Phase)
+		}
+		fmt.Fprintf(&b, "; explains %.1f%% of the variance\n", 100*fit.Explained)
+		if _, err := io.WriteString(stdout, b.String()); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // anyFTIOInput tells whether any input is one of FTIO's formats, whose
@@ -319,15 +375,26 @@ func runPeriodJob(paths []string, mode ftio.Mode, asJSON bool, plot string, stdo
 	res := p.Result
 	res.TStart -= origin
 	res.TEnd -= origin
+	res.Phases = append([]ftio.Phase(nil), res.Phases...)
+	for i := range res.Phases {
+		res.Phases[i].StartS -= origin
+		res.Phases[i].EndS -= origin
+	}
 	var b strings.Builder
 	what := map[ftio.Mode]string{ftio.ModeWrite: "writes", ftio.ModeRead: "reads", ftio.ModeBoth: "reads and writes"}[mode]
 	procs := "processes'"
 	if sum.Ranks == 1 {
 		procs = "process's"
 	}
-	fmt.Fprintf(&b, "signal: the job's %s: %d %s bytes spread over each request's duration on one grid of %s bins (%.4g Hz)", what, sum.Ranks, procs, formatSeconds(1/res.Fs), res.Fs)
-	if n := len(p.Resolutions); n > 1 {
-		fmt.Fprintf(&b, ", FTIO at %d resolutions from %d samples down to %d", n, p.Resolutions[0].NSamples, p.Resolutions[n-1].NSamples)
+	// The grid is the histogram's; FTIO runs on it, or on it merged in
+	// pairs until at most job.MaxLadderSamples remain, and coarser.
+	fmt.Fprintf(&b, "signal: the job's %s: %d %s bytes spread over each request's duration on one grid of %s bins (%.4g Hz)", what, sum.Ranks, procs, formatSeconds(float64(sum.Signal.WidthNs)/1e9), sum.Signal.Fs)
+	if n := len(p.Resolutions); n > 0 {
+		first, last := p.Resolutions[0], p.Resolutions[n-1]
+		fmt.Fprintf(&b, ", FTIO at %d resolutions from %.4g Hz (%d samples) down to %.4g Hz (%d samples)", n, first.Fs, first.NSamples, last.Fs, last.NSamples)
+		if n > 1 {
+			fmt.Fprintf(&b, "; below, the one at %.4g Hz", res.Fs)
+		}
 	}
 	fmt.Fprintf(&b, "\njob start: %s; times are seconds since then\n", summary.FormatDate(sum.StartUnixNs))
 	if _, err := io.WriteString(stdout, b.String()); err != nil {
@@ -345,12 +412,14 @@ func runPeriodJob(paths []string, mode ftio.Mode, asJSON bool, plot string, stdo
 			fmt.Fprintf(&b, "  %.4g Hz %.6g s", r.Fs, *r.PeriodS)
 		}
 	}
-	b.WriteString("\nautocorrelation at 1 to 4 of FTIO's periods:")
-	for _, c := range p.Autocorrelation {
-		if c == nil {
-			b.WriteString(" -")
-		} else {
-			fmt.Fprintf(&b, " %.3f", *c)
+	if len(p.Autocorrelation) > 0 {
+		b.WriteString("\nautocorrelation at 1 to 4 of FTIO's periods:")
+		for _, c := range p.Autocorrelation {
+			if c == nil {
+				b.WriteString(" -")
+			} else {
+				fmt.Fprintf(&b, " %.3f", *c)
+			}
 		}
 	}
 	if p.Multiple > 1 {

@@ -7,6 +7,7 @@ package ftioplot
 import (
 	"fmt"
 	"html"
+	"image/color"
 	"math"
 	"path/filepath"
 	"strings"
@@ -75,7 +76,13 @@ func Summary(res ftio.Result, opt Options) string {
 	if res.PeriodS == nil {
 		fmt.Fprintf(&b, "No period found (%s)", res.Verdict)
 	} else {
-		fmt.Fprintf(&b, "Period %s s (%s Hz), confidence %.2f (%s)", plotkit.Num(*res.PeriodS), plotkit.Num(*res.FreqHz), res.Confidence, res.Verdict)
+		fmt.Fprintf(&b, "Period %s s (%s Hz), FTIO's confidence %.2f (%s)", plotkit.Num(*res.PeriodS), plotkit.Num(*res.FreqHz), res.Confidence, res.Verdict)
+	}
+	if sig := res.Significance; sig != nil {
+		fmt.Fprintf(&b, "; verdict %s, p = %.3g against the signal's bursts at random times; FTIO's verdict %s", res.Verdict, sig.PValue, res.FTIOVerdict)
+	}
+	for i, ph := range res.Phases {
+		fmt.Fprintf(&b, "; phase %d from %.3f s to %.3f s every %s s", i+1, ph.StartS-opt.Origin, ph.EndS-opt.Origin, plotkit.Num(ph.PeriodS))
 	}
 	fmt.Fprintf(&b, "; %d samples at %s Hz from %.3f s to %.3f s", res.NSamples, plotkit.Num(res.Fs), res.TStart-opt.Origin, res.TEnd-opt.Origin)
 	if opt.Start != "" {
@@ -143,6 +150,33 @@ func SignalPanel(res ftio.Result, opt Options) (plotkit.Panel, error) {
 	panel.Legend = append(panel.Legend, plotkit.LegendEntry{Label: label, Thumbs: []plot.Thumbnailer{sig}})
 	p.X.Min, p.X.Max = x0, x0+float64(len(res.Signal))/res.Fs
 	p.Y.Min, p.Y.Max = 0, peak/unit.Div*1.05
+	// Phases: a bar over each one's time range above the signal, and a
+	// dashed line at each change.
+	for i, ph := range res.Phases {
+		y := peak / unit.Div * (1.02 + 0.03*float64(i%2))
+		bar, err := plotter.NewLine(plotter.XYs{{X: ph.StartS - opt.Origin, Y: y}, {X: ph.EndS - opt.Origin, Y: y}})
+		if err != nil {
+			return panel, err
+		}
+		bar.Color = []color.Color{plotkit.Red, plotkit.Green}[i%2]
+		bar.Width = vg.Points(3)
+		p.Add(bar)
+		panel.Legend = append(panel.Legend, plotkit.LegendEntry{
+			Label:  fmt.Sprintf("phase %d: every %s s from %s s to %s s", i+1, plotkit.Num(ph.PeriodS), plotkit.Num(ph.StartS-opt.Origin), plotkit.Num(ph.EndS-opt.Origin)),
+			Thumbs: []plot.Thumbnailer{bar}})
+		if i > 0 {
+			change, err := plotter.NewLine(plotter.XYs{{X: ph.StartS - opt.Origin, Y: 0}, {X: ph.StartS - opt.Origin, Y: y}})
+			if err != nil {
+				return panel, err
+			}
+			change.Color = plotkit.Grey
+			change.Dashes = []vg.Length{vg.Points(3), vg.Points(3)}
+			p.Add(change)
+		}
+	}
+	if len(res.Phases) > 0 {
+		p.Y.Max = peak / unit.Div * 1.1
+	}
 	if res.FreqHz != nil {
 		f := *res.FreqHz
 		span := float64(len(res.Signal)) / res.Fs
