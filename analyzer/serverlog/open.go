@@ -56,6 +56,8 @@ var openers = map[string]opener{
 			}
 			return strings.HasPrefix(string(head), "#Time,")
 		}},
+	"prometheus": {open: OpenPrometheus, help: "Prometheus server http://HOST:PORT with lustre_exporter's per-OST byte counters (names: --prometheus-*)",
+		detect: func(path string, head []byte, isDir bool) bool { return IsPrometheusURL(path) }},
 	"csv": {open: OpenCSV, help: "CSV with header time,ost,read_bytes,write_bytes (cumulative; see --rates)",
 		detect: func(path string, head []byte, isDir bool) bool {
 			line, _, _ := strings.Cut(strings.ToLower(string(head)), "\n")
@@ -128,7 +130,7 @@ func OpenSource(spec Spec, opts Options) (Source, error) {
 func DetectKind(path string) (string, error) {
 	var head []byte
 	isDir := false
-	if !IsMySQL(path) {
+	if !IsMySQL(path) && !IsPrometheusURL(path) {
 		st, err := os.Stat(path)
 		if err != nil {
 			return "", err
@@ -167,6 +169,8 @@ type Flags struct {
 	MaxIv   time.Duration
 	// Bad counts the rows left out under --skip-bad, over every read.
 	Bad BadRows
+	// Prometheus names the counters --prometheus reads.
+	Prometheus PrometheusConfig
 }
 
 // Register adds the source flags and the reading options to fs; withJobs
@@ -184,11 +188,13 @@ func (f *Flags) Register(fs *flag.FlagSet, withJobs bool) {
 	fs.BoolVar(&f.Rates, "rates", false, "plain CSV values are bytes per interval, not cumulative counters")
 	fs.DurationVar(&f.Step, "step", 0, "grid width of the rates; default: the log's own sample width")
 	fs.DurationVar(&f.MaxIv, "max-interval", 0, "longest gap between two counter readings taken as measured; default: 1.5 sample widths")
+	f.Prometheus.RegisterPrometheus(fs)
 }
 
 // Options are the reading options the flags give.
 func (f *Flags) Options() (Options, error) {
 	o := Options{SkipBad: f.SkipBad, Bad: &f.Bad, PerInterval: f.Rates, Step: f.Step, MaxInterval: f.MaxIv}
+	o.Prometheus = f.Prometheus
 	if f.TZ != "" {
 		loc, err := time.LoadLocation(f.TZ)
 		if err != nil {

@@ -38,6 +38,9 @@ type Options struct {
 	// second; a counter difference that implies more (a glitch, a counter
 	// that came back after a reset) is a gap. Zero means DefaultMaxRate.
 	MaxRate float64
+	// Prometheus names the counters OpenPrometheus reads; the zero value
+	// reads lustre_exporter's.
+	Prometheus PrometheusConfig
 }
 
 // DefaultMaxRate is the default Options.MaxRate: 1 TB/s for one OST,
