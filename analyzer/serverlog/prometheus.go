@@ -107,6 +107,7 @@ func (c *PrometheusConfig) RegisterPrometheus(fs *flag.FlagSet) {
 	fs.StringVar(&c.WriteMetric, "prometheus-write-metric", DefaultPromWriteMetric, "Prometheus: cumulative write byte counter per OST")
 	fs.StringVar(&c.OSTLabel, "prometheus-ost-label", DefaultPromOSTLabel, "Prometheus: label naming the OST")
 	fs.StringVar(&c.Selector, "prometheus-selector", DefaultPromSelector, "Prometheus: more label matchers, without braces (\"-\" for none)")
+	fs.DurationVar(&c.Lookback, "prometheus-lookback", 0, "Prometheus: how far back to look for the first sample (default 10 years; the gate and advise need only the last hour)")
 }
 
 // IsPrometheusURL tells whether src is an http(s):// address, which
@@ -213,26 +214,41 @@ func (p *promLog) load(ctx context.Context) error {
 		slices.Sort(out)
 		return slices.Compact(out), nil
 	}
-	days, err := present(start, end, day)
+	// Years first, then the days of the first and last years, then their
+	// quarter hours: a few small queries however long the history.
+	const quarter = 15 * time.Minute
+	year := 365 * day
+	years, err := present(start.Add(year), end.Add(year), year)
 	if err != nil {
 		return err
 	}
-	if len(days) == 0 {
+	if len(years) == 0 {
 		return fmt.Errorf("%s: no samples of %s or %s in the last %v (check the metric names, --prometheus-selector and the retention)",
 			p.name, p.selector(p.cfg.ReadMetric), p.selector(p.cfg.WriteMetric), p.cfg.Lookback)
 	}
-	const quarter = 15 * time.Minute
-	edge := func(dayEnd int64, firstOne bool) (int64, []promSeries, error) {
-		qs, err := present(time.Unix(0, dayEnd).Add(-day+quarter), time.Unix(0, dayEnd), quarter)
+	// within returns the first or last evaluation time at step, inside
+	// the window (outer-span, outer], that has samples.
+	within := func(outer int64, span, step time.Duration, firstOne bool) (int64, error) {
+		ts, err := present(time.Unix(0, outer).Add(-span+step), time.Unix(0, outer), step)
+		if err != nil {
+			return 0, err
+		}
+		if len(ts) == 0 {
+			return 0, fmt.Errorf("%s: samples seen in the %v before %v but in none of its parts of %v", p.name, span, time.Unix(0, outer).UTC(), step)
+		}
+		if firstOne {
+			return ts[0], nil
+		}
+		return ts[len(ts)-1], nil
+	}
+	edge := func(yearEnd int64, firstOne bool) (int64, []promSeries, error) {
+		d, err := within(yearEnd, year, day, firstOne)
 		if err != nil {
 			return 0, nil, err
 		}
-		if len(qs) == 0 {
-			return 0, nil, fmt.Errorf("%s: samples seen in the day before %v but in none of its quarter hours", p.name, time.Unix(0, dayEnd).UTC())
-		}
-		at := qs[len(qs)-1]
-		if firstOne {
-			at = qs[0]
+		at, err := within(d, day, quarter, firstOne)
+		if err != nil {
+			return 0, nil, err
 		}
 		raw, err := p.queryRaw(ctx, fmt.Sprintf("%s[%ds]", p.both(), int64(quarter/time.Second)), at)
 		if err != nil {
@@ -256,10 +272,10 @@ func (p *promLog) load(ctx context.Context) error {
 		}
 		return t, raw, nil
 	}
-	if p.first, _, err = edge(days[0], true); err != nil {
+	if p.first, _, err = edge(years[0], true); err != nil {
 		return err
 	}
-	if p.last, _, err = edge(days[len(days)-1], false); err != nil {
+	if p.last, _, err = edge(years[len(years)-1], false); err != nil {
 		return err
 	}
 	// The scrape interval: the median interval of the series with the
