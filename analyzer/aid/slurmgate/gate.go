@@ -39,6 +39,9 @@ type Gate struct {
 	Log io.Writer
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// KeepLogEvery is how often a held job's unchanged "keep" is logged
+	// (default 30 s); every hold and release is logged.
+	KeepLogEvery time.Duration
 	// HoldFirst holds a new job of an I/O-intensive application before
 	// asking about it (and releases it at once on "run"): the scheduler
 	// cannot start it while the advice is computed.
@@ -46,7 +49,10 @@ type Gate struct {
 
 	mu   sync.Mutex
 	held map[string]time.Time // job id → when the gate held it
-	seen map[string]string    // pending job → the last action logged for it
+	// keepLogged is when a held job's decision was last logged.
+	keepLogged map[string]time.Time
+	waitSince  map[string]time.Time // deferred jobs: when the gate first saw them
+	seen       map[string]string    // pending job → the last action logged for it
 }
 
 // Decision is one line of the gate's log.
@@ -63,6 +69,13 @@ type Decision struct {
 	// AdviceMS is how long the advice took (opening the log included).
 	AdviceMS float64 `json:"advice_ms"`
 	Error    string  `json:"error,omitempty"`
+}
+
+func (g *Gate) keepEvery() time.Duration {
+	if g.KeepLogEvery > 0 {
+		return g.KeepLogEvery
+	}
+	return 30 * time.Second
 }
 
 func (g *Gate) now() time.Time {
@@ -165,6 +178,12 @@ func (g *Gate) Pass(ctx context.Context) error {
 	if g.held == nil {
 		g.held, g.seen = map[string]time.Time{}, map[string]string{}
 	}
+	if g.keepLogged == nil {
+		g.keepLogged = map[string]time.Time{}
+	}
+	if g.waitSince == nil {
+		g.waitSince = map[string]time.Time{}
+	}
 	jobs, err := g.Sched.Jobs(ctx)
 	if err != nil {
 		return err
@@ -196,6 +215,8 @@ func (g *Gate) Pass(ctx context.Context) error {
 	for id := range g.seen {
 		if !pending[id] {
 			delete(g.seen, id)
+			delete(g.keepLogged, id)
+			delete(g.waitSince, id)
 		}
 	}
 	sort.SliceStable(jobs, func(a, b int) bool { return jobs[a].ID < jobs[b].ID })
@@ -204,6 +225,10 @@ func (g *Gate) Pass(ctx context.Context) error {
 			continue
 		}
 		heldAt, ours := g.held[j.ID]
+		if j.Waiting() && g.ioIntensive(j.App) {
+			g.deferred(ctx, j, now, running)
+			continue
+		}
 		if !ours && (!g.ioIntensive(j.App) || j.Held()) {
 			// Not I/O-intensive, or held by somebody else: never touched.
 			if g.seen[j.ID] == "" {
@@ -219,7 +244,7 @@ func (g *Gate) Pass(ctx context.Context) error {
 		var held time.Duration
 		if ours {
 			held = now.Sub(heldAt)
-		} else if g.HoldFirst {
+		} else if g.HoldFirst && g.seen[j.ID] == "" {
 			// Held before the advice is asked, so that the scheduler
 			// cannot start it meanwhile; released at once below unless
 			// the advice says delay.
@@ -277,8 +302,19 @@ func (g *Gate) Pass(ctx context.Context) error {
 		}
 		// A job let run that still waits for nodes is asked again every
 		// pass (it is held if the load rises) but logged once.
-		if g.seen[j.ID] != "run" || d.Action != "run" || d.Error != "" {
+		// A held job's unchanged "keep" is logged every KeepLogEvery.
+		prev := g.seen[j.ID]
+		letRun := prev == "run" || prev == "release"
+		switch {
+		case d.Error != "":
 			g.log(d)
+		case d.Action == "run" && letRun:
+		case d.Action == "keep" && prev == "keep" && now.Sub(g.keepLogged[j.ID]) < g.keepEvery():
+		default:
+			g.log(d)
+			if d.Action == "keep" || d.Action == "hold" {
+				g.keepLogged[j.ID] = now
+			}
 		}
 		g.seen[j.ID] = d.Action
 	}
@@ -288,11 +324,84 @@ func (g *Gate) Pass(ctx context.Context) error {
 	return nil
 }
 
-// ReleaseAll releases every job the gate holds: the switch-off.
+// deferred decides about a job the job_submit plugin made wait: it is
+// started now when the advice says run or fails (fail open); else it
+// keeps waiting, at most until its begin time, which Slurm enforces
+// whether the gate runs or not.
+func (g *Gate) deferred(ctx context.Context, j Job, now time.Time, running []aid.Running) {
+	since, ok := g.waitSince[j.ID]
+	if !ok {
+		since = now
+		g.waitSince[j.ID] = now
+	}
+	held := now.Sub(since)
+	a, took, err := g.advise(j.App, now, held, running)
+	d := Decision{Time: now, Job: j.ID, App: j.App.String(), Advice: a.Advice, Score: a.Score, Threshold: a.Threshold,
+		Reason: a.Reason, AdviceMS: float64(took.Microseconds()) / 1e3, HeldS: held.Seconds()}
+	start := err != nil || a.Advice != "delay" || (g.MaxHold > 0 && held >= g.MaxHold)
+	if err != nil {
+		d.Error, d.Reason = err.Error(), "fail open: no advice"
+	}
+	prev := g.seen[j.ID]
+	switch {
+	case start:
+		d.Action = "release"
+		if prev == "" {
+			d.Action = "run"
+		}
+		if err := g.Sched.StartNow(ctx, j.ID); err != nil {
+			d.Error = err.Error()
+		}
+	case prev == "":
+		d.Action = "hold"
+	default:
+		d.Action = "keep"
+	}
+	if d.Action != "keep" || now.Sub(g.keepLogged[j.ID]) >= g.keepEvery() || d.Error != "" {
+		g.log(d)
+		g.keepLogged[j.ID] = now
+	}
+	g.seen[j.ID] = d.Action
+}
+
+// WriteApps writes the I/O-intensive applications, one USER/NAME/NODES
+// a line, for job_submit.lua; atomically, so that the plugin never reads
+// half a file.
+func WriteApps(path string, k *aid.Knowledge) error {
+	var b []byte
+	for _, a := range k.Apps {
+		if a.Class == aid.ClassIOIntensive {
+			b = append(b, a.ID()+"\n"...)
+		}
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// ReleaseAll releases every job the gate holds and starts every job
+// waiting for it: the switch-off.
 func (g *Gate) ReleaseAll(ctx context.Context) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	var errs []error
+	// Jobs the job_submit plugin made wait start now too.
+	if jobs, err := g.Sched.Jobs(ctx); err != nil {
+		errs = append(errs, err)
+	} else {
+		for _, j := range jobs {
+			if j.State == "PENDING" && j.Waiting() {
+				d := Decision{Time: g.now(), Job: j.ID, App: j.App.String(), Action: "release", Reason: "gate stopping: every waiting job started"}
+				if err := g.Sched.StartNow(ctx, j.ID); err != nil {
+					d.Error = err.Error()
+					errs = append(errs, err)
+				}
+				g.log(d)
+			}
+		}
+	}
 	for id, at := range g.held {
 		d := Decision{Time: g.now(), Job: id, Action: "release", HeldS: g.now().Sub(at).Seconds(), Reason: "gate stopping: every held job released"}
 		if err := g.Sched.Release(ctx, id); err != nil {

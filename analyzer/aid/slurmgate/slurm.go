@@ -27,8 +27,11 @@ type Job struct {
 	// Reason is why a pending job waits (Slurm's %r: Priority,
 	// Resources, JobHeldAdmin, JobHeldUser, BeginTime, ...).
 	Reason string
-	Start  time.Time     // running jobs: when it started
-	Limit  time.Duration // its time limit; zero if unlimited
+	// Comment is the job's comment: GateComment when the job_submit
+	// plugin made it wait for the gate.
+	Comment string
+	Start   time.Time     // running jobs: when it started
+	Limit   time.Duration // its time limit; zero if unlimited
 }
 
 // Held tells whether someone holds the job (the gate or anybody else).
@@ -41,7 +44,16 @@ type Scheduler interface {
 	// Hold keeps a pending job from starting; Release lets it start.
 	Hold(ctx context.Context, id string) error
 	Release(ctx context.Context, id string) error
+	// StartNow lets a job the job_submit plugin deferred start now.
+	StartNow(ctx context.Context, id string) error
 }
+
+// GateComment marks the jobs job_submit.lua made wait for the gate.
+const GateComment = "iopred-gate"
+
+// Waiting tells whether the job_submit plugin made the job wait for the
+// gate (and it still waits for its begin time).
+func (j Job) Waiting() bool { return j.Comment == GateComment && j.Reason == "BeginTime" }
 
 // Slurm is a Scheduler over Slurm's commands.
 type Slurm struct {
@@ -61,7 +73,7 @@ func orDefault(v, d string) string {
 
 // squeueFormat puts the job name last: it is the only field that may
 // hold the separator.
-const squeueFormat = "%i|%T|%u|%D|%r|%S|%l|%j"
+const squeueFormat = "%i|%T|%u|%D|%r|%S|%l|%k|%j"
 
 // Jobs runs squeue for the pending and running jobs of every user.
 func (s *Slurm) Jobs(ctx context.Context) ([]Job, error) {
@@ -82,15 +94,18 @@ func ParseSqueue(out string) ([]Job, error) {
 		if strings.TrimSpace(line) == "" {
 			continue
 		}
-		f := strings.SplitN(line, "|", 8)
-		if len(f) != 8 {
-			return nil, fmt.Errorf("squeue line %d: %d fields, want 8 (%s): %q", n+1, len(f), squeueFormat, line)
+		f := strings.SplitN(line, "|", 9)
+		if len(f) != 9 {
+			return nil, fmt.Errorf("squeue line %d: %d fields, want 9 (%s): %q", n+1, len(f), squeueFormat, line)
 		}
 		nodes, err := strconv.Atoi(f[3])
 		if err != nil || nodes <= 0 {
 			return nil, fmt.Errorf("squeue line %d: node count %q", n+1, f[3])
 		}
-		j := Job{ID: f[0], State: f[1], App: serverlog.App{User: f[2], Name: f[7], Nodes: nodes}, Reason: f[4]}
+		j := Job{ID: f[0], State: f[1], App: serverlog.App{User: f[2], Name: f[8], Nodes: nodes}, Reason: f[4], Comment: f[7]}
+		if j.Comment == "(null)" {
+			j.Comment = ""
+		}
 		if j.State == "RUNNING" {
 			if t, err := time.ParseInLocation("2006-01-02T15:04:05", f[5], time.UTC); err == nil {
 				j.Start = t
@@ -129,6 +144,15 @@ func ParseLimit(s string) (time.Duration, error) {
 		v = [3]int{0, v[2], 0}
 	}
 	return time.Duration(days)*24*time.Hour + time.Duration(v[0])*time.Hour + time.Duration(v[1])*time.Minute + time.Duration(v[2])*time.Second, nil
+}
+
+// StartNow runs scontrol update JobId=ID StartTime=now.
+func (s *Slurm) StartNow(ctx context.Context, id string) error {
+	out, err := exec.CommandContext(ctx, s.scontrol(), "update", "JobId="+id, "StartTime=now").CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("scontrol update JobId=%s StartTime=now: %v: %s", id, err, strings.TrimSpace(string(out)))
+	}
+	return nil
 }
 
 // Hold runs scontrol hold.

@@ -28,18 +28,18 @@ func TestParseLimit(t *testing.T) {
 // separator in it stays whole, a running job has its start and limit, a
 // bad node count is an error naming the line.
 func TestParseSqueue(t *testing.T) {
-	out := "12|PENDING|ana|4|Priority|N/A|1:00:00|ckpt|a\n13|RUNNING|ben|1|None|2026-01-02T03:04:05|UNLIMITED|sim\n"
+	out := "12|PENDING|ana|4|BeginTime|N/A|1:00:00|iopred-gate|ckpt|a\n13|RUNNING|ben|1|None|2026-01-02T03:04:05|UNLIMITED|(null)|sim\n"
 	jobs, err := ParseSqueue(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(jobs) != 2 || jobs[0].App.String() != "ana/ckpt|a/4" || jobs[0].Reason != "Priority" || jobs[0].Held() {
+	if len(jobs) != 2 || jobs[0].App.String() != "ana/ckpt|a/4" || jobs[0].Reason != "BeginTime" || jobs[0].Held() || !jobs[0].Waiting() || jobs[1].Comment != "" {
 		t.Fatalf("%+v", jobs)
 	}
 	if !jobs[1].Start.Equal(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)) || jobs[1].Limit != 0 {
 		t.Fatalf("%+v", jobs[1])
 	}
-	if _, err := ParseSqueue("1|PENDING|u|x|r|N/A|5|n\n"); err == nil {
+	if _, err := ParseSqueue("1|PENDING|u|x|r|N/A|5||n\n"); err == nil {
 		t.Fatal("bad node count: no error")
 	}
 	if j := (Job{Reason: "JobHeldAdmin"}); !j.Held() {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -72,6 +73,10 @@ func aidGate(args []string, stdout, stderr io.Writer) error {
 	g := &slurmgate.Gate{Sched: &slurmgate.Slurm{Squeue: *squeue, Scontrol: *scontrol}, Advisor: adv, Open: f.Open,
 		MaxHold: *maxHold, Timeout: *timeout, StatePath: *state, Log: out, HoldFirst: *holdFirst}
 	if err := g.Load(); err != nil {
+		return err
+	}
+	// The list job_submit.lua reads.
+	if err := slurmgate.WriteApps(filepath.Join(*kbDir, "gate-apps.txt"), k); err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
