@@ -305,14 +305,23 @@ func (p *promLog) load(ctx context.Context) error {
 
 // loadOSTs lists the OSTs of the span from the series endpoint.
 func (p *promLog) loadOSTs(ctx context.Context) error {
-	v := url.Values{}
-	v.Add("match[]", p.selector(p.cfg.ReadMetric))
-	v.Add("match[]", p.selector(p.cfg.WriteMetric))
-	v.Set("start", promTime(p.first))
-	v.Set("end", promTime(p.last))
 	var series []map[string]string
-	if err := p.get(ctx, "/api/v1/series", v, &series); err != nil {
-		return err
+	// Each counter on its own: a misnamed one would otherwise leave
+	// every sample unknown without a word.
+	for _, m := range []struct{ flag, metric string }{{"read", p.cfg.ReadMetric}, {"write", p.cfg.WriteMetric}} {
+		v := url.Values{}
+		v.Add("match[]", p.selector(m.metric))
+		v.Set("start", promTime(p.first))
+		v.Set("end", promTime(p.last))
+		var ss []map[string]string
+		if err := p.get(ctx, "/api/v1/series", v, &ss); err != nil {
+			return err
+		}
+		if len(ss) == 0 {
+			return fmt.Errorf("%s: no series %s from %v to %v (check --prometheus-%s-metric and --prometheus-selector)",
+				p.name, p.selector(m.metric), time.Unix(0, p.first).UTC(), time.Unix(0, p.last).UTC(), m.flag)
+		}
+		series = append(series, ss...)
 	}
 	seen := map[string]bool{}
 	for _, s := range series {
