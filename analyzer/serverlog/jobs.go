@@ -22,8 +22,12 @@ import (
 // or a jobs SQLite database with pytokio's summary table (see
 // ReadJobsDB). A gzip-compressed file is read through; a directory is read
 // file by file (a Torque accounting directory, daily sacct dumps) with the
-// jobs two files both hold kept once.
+// jobs two files both hold kept once. "sacct:" runs sacct instead
+// (ReadSacctCommand).
 func ReadJobs(path string, opts Options) ([]Job, error) {
+	if IsSacctCommand(path) {
+		return ReadSacctCommand(path, opts)
+	}
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, err

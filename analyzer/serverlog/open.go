@@ -76,6 +76,8 @@ var openers = map[string]opener{
 			}
 			return strings.HasPrefix(string(head), "#Time,")
 		}},
+	"prometheus": {open: OpenPrometheus, help: "Prometheus server http://HOST:PORT with lustre_exporter's per-OST byte counters (names: --prometheus-*)",
+		detect: func(path string, head []byte, isDir bool) bool { return IsPrometheusURL(path) }},
 	"csv": {open: OpenCSV, help: "CSV with header time,ost,read_bytes,write_bytes (cumulative; see --rates)",
 		detect: func(path string, head []byte, isDir bool) bool {
 			line, _, _ := strings.Cut(strings.ToLower(string(head)), "\n")
@@ -148,7 +150,7 @@ func OpenSource(spec Spec, opts Options) (Source, error) {
 func DetectKind(path string) (string, error) {
 	var head []byte
 	isDir := false
-	if !IsMySQL(path) {
+	if !IsMySQL(path) && !IsPrometheusURL(path) {
 		st, err := os.Stat(path)
 		if err != nil {
 			return "", err
@@ -190,6 +192,8 @@ type Flags struct {
 	DefaultsFile string
 	// Bad counts the rows left out under --skip-bad, over every read.
 	Bad BadRows
+	// Prometheus names the counters --prometheus reads.
+	Prometheus PrometheusConfig
 
 	mu       sync.Mutex
 	warnings []string
@@ -226,12 +230,14 @@ func (f *Flags) Register(fs *flag.FlagSet, withJobs bool) {
 	fs.DurationVar(&f.Step, "step", 0, "grid width of the rates; default: the log's own sample width")
 	fs.DurationVar(&f.MaxIv, "max-interval", 0, "longest gap between two counter readings taken as measured; default: 1.5 sample widths")
 	fs.StringVar(&f.DefaultsFile, "defaults-file", "", "MariaDB option `file` with the [client] user, password, host, socket and port of a mysql:// LMT database, instead of /etc/my.cnf, /etc/mysql/my.cnf and ~/.my.cnf (MYSQL_PWD is read too)")
+	f.Prometheus.RegisterPrometheus(fs)
 }
 
 // Options are the reading options the flags give.
 func (f *Flags) Options() (Options, error) {
 	o := Options{SkipBad: f.SkipBad, Bad: &f.Bad, PerInterval: f.Rates, Step: f.Step, MaxInterval: f.MaxIv,
 		MySQLDefaultsFile: f.DefaultsFile, Warn: f.addWarning}
+	o.Prometheus = f.Prometheus
 	if f.TZ != "" {
 		loc, err := time.LoadLocation(f.TZ)
 		if err != nil {

@@ -51,6 +51,9 @@ type Options struct {
 	// refusing: timestamps out of order or repeated, left out. A command
 	// prints these; nil drops them.
 	Warn func(msg string)
+	// Prometheus names the counters OpenPrometheus reads; the zero value
+	// reads lustre_exporter's.
+	Prometheus PrometheusConfig
 }
 
 func (o *Options) warnings() io.Writer {

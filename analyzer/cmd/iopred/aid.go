@@ -36,6 +36,7 @@ var aidSubs = []struct{ name, summary string }{
 	{"check", "compare the knowledge base with a simulation's truth.json"},
 	{"replay", "replay a simulated job queue with and without advice"},
 	{"trials", "simulate training jobs and write their measurements"},
+	{"gate", "hold and release Slurm's pending jobs of I/O-intensive applications by the advice"},
 }
 
 func runAID(args []string, stdout, stderr io.Writer) error {
@@ -58,6 +59,8 @@ func runAID(args []string, stdout, stderr io.Writer) error {
 		return aidReplay(rest, stdout, stderr)
 	case "trials":
 		return aidTrials(rest, stdout, stderr)
+	case "gate":
+		return aidGate(rest, stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprintln(stdout, "usage: iopred aid COMMAND [OPTIONS]")
 		for _, s := range aidSubs {
@@ -66,7 +69,7 @@ func runAID(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout, "\nRun 'iopred aid COMMAND -h' for its options.")
 		return nil
 	}
-	return fmt.Errorf("unknown aid command %q (want learn, report, advise, train, check, replay or trials)", sub)
+	return fmt.Errorf("unknown aid command %q (want learn, report, advise, train, check, replay, trials or gate)", sub)
 }
 
 func aidFlagSet(name, usage string, stderr io.Writer) *flag.FlagSet {
