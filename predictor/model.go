@@ -145,6 +145,7 @@ func (m *Model) newFile(id uint32) *fileState {
 			}
 		}
 		delete(m.files, oldest)
+		m.runCache.file = nil
 	}
 	return &fileState{id: id, fresh: true}
 }
@@ -177,6 +178,10 @@ type Model struct {
 	prevEndNs int64
 	prevPath  string
 	files     map[string]*fileState
+
+	// runCache holds the latest lookups of Observe's maps: a loop's
+	// events repeat the thread, the file and the transition.
+	runCache runCache
 
 	events, ignored, data uint64
 	// Online accuracy of the first step of the latest Predict call.
@@ -214,6 +219,20 @@ func (m *Model) resetRun() {
 	m.files = map[string]*fileState{}
 	m.pending = -1
 	m.laneOf = map[int32]int{}
+	m.runCache = runCache{}
+}
+
+// runCache holds the latest entries Observe found in the model's maps.
+// Entries of laneOf and trans never change once made, so only a new run
+// clears those; a file's entry goes when the file is closed or dropped.
+type runCache struct {
+	laneTid  int32
+	lane     int
+	laneOK   bool
+	filePath string
+	file     *fileState // nil: no file cached
+	transKey uint64
+	trans    *transition // nil: no transition cached
 }
 
 func transKey(from, to int) uint64 { return uint64(uint32(from))<<32 | uint64(uint32(to)) }
@@ -295,12 +314,19 @@ func (m *Model) Observe(e *tracefmt.Event) {
 
 	var fs *fileState
 	if path != "" {
-		fs = m.files[path]
-		if fs == nil && (hasOffset || isOpen(e.Op)) {
-			// Only calls that position a file create its state, so that
-			// stat or unlink of many paths do not fill the table.
-			fs = m.newFile(e.FileID)
-			m.files[path] = fs
+		if c := &m.runCache; c.file != nil && path == c.filePath {
+			fs = c.file
+		} else {
+			fs = m.files[path]
+			if fs == nil && (hasOffset || isOpen(e.Op)) {
+				// Only calls that position a file create its state, so
+				// that stat or unlink of many paths do not fill the table.
+				fs = m.newFile(e.FileID)
+				m.files[path] = fs
+			}
+			if fs != nil {
+				c.filePath, c.file = path, fs
+			}
 		}
 		if fs != nil {
 			fs.used = m.events
@@ -309,10 +335,13 @@ func (m *Model) Observe(e *tracefmt.Event) {
 
 	if m.prev >= 0 {
 		tk := transKey(m.prev, s)
-		t := m.trans[tk]
-		if t == nil {
-			t = &transition{}
-			m.trans[tk] = t
+		t := m.runCache.trans
+		if t == nil || tk != m.runCache.transKey {
+			if t = m.trans[tk]; t == nil {
+				t = &transition{}
+				m.trans[tk] = t
+			}
+			m.runCache.transKey, m.runCache.trans = tk, t
 		}
 		t.Count++
 		gap := e.StartNs - m.prevEndNs
@@ -350,6 +379,9 @@ func (m *Model) Observe(e *tracefmt.Event) {
 			fs.stream.Add(e.Offset, moved)
 		case isClose(e.Op):
 			delete(m.files, path)
+			if m.runCache.filePath == path {
+				m.runCache.file = nil
+			}
 		case isOpen(e.Op):
 			fs.end, fs.fresh = 0, true
 		}

@@ -507,6 +507,10 @@ func (p *Predictor) candidates() {
 	}
 	// Symbols are distinct, so this order is total and any sort gives the
 	// same list; slices.SortFunc, unlike sort.Slice, allocates nothing.
+	// One candidate, the usual case on a loop, is sorted already.
+	if len(p.cands) < 2 {
+		return
+	}
 	slices.SortFunc(p.cands, func(a, b Candidate) int {
 		if a.Weight != b.Weight {
 			if a.Weight > b.Weight {
