@@ -428,28 +428,33 @@ const digitPairs = "0001020304050607080910111213141516171819" +
 	"8081828384858687888990919293949596979899"
 
 // appendUint appends u in decimal, as strconv.AppendUint does, without
-// its call chain: an event line holds up to a dozen numbers.
+// its call chain: it counts the digits, then writes them in place, two
+// at a time.
 func appendUint(b []byte, u uint64) []byte {
 	if u < 10 {
 		return append(b, byte('0'+u))
 	}
-	var buf [20]byte
-	i := len(buf)
+	n := 2
+	for x := u / 100; x > 0; x /= 10 {
+		n++
+	}
+	b = slices.Grow(b, n)
+	b = b[:len(b)+n]
+	d := b[len(b)-n:]
+	i := n
 	for u >= 100 {
 		q := u / 100
 		r := (u - q*100) * 2
 		i -= 2
-		buf[i], buf[i+1] = digitPairs[r], digitPairs[r+1]
+		d[i+1], d[i] = digitPairs[r+1], digitPairs[r]
 		u = q
 	}
 	if u >= 10 {
-		i -= 2
-		buf[i], buf[i+1] = digitPairs[u*2], digitPairs[u*2+1]
+		d[1], d[0] = digitPairs[u*2+1], digitPairs[u*2]
 	} else {
-		i--
-		buf[i] = byte('0' + u)
+		d[0] = byte('0' + u)
 	}
-	return append(b, buf[i:]...)
+	return b
 }
 
 // appendInt appends v in decimal, as strconv.AppendInt does.
