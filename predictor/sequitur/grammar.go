@@ -129,14 +129,20 @@ func (g *Grammar) newNode(sym int32) int32 {
 		g.nodes = append(g.nodes, node{})
 		n = int32(len(g.nodes) - 1)
 	}
-	h := g.head(sym)
-	g.nodes[n] = node{prev: nilNode, next: nilNode, sym: sym, prevUse: nilNode, nextUse: h}
-	if h != nilNode {
-		g.nodes[h].prevUse = n
-	}
-	g.setHead(sym, n)
+	nodes := g.nodes
+	var h int32
 	if sym < 0 {
-		g.rules[^sym].uses++
+		r := &g.rules[^sym]
+		h = r.firstUse
+		r.firstUse = n
+		r.uses++
+	} else {
+		h = g.head(sym)
+		g.setHead(sym, n)
+	}
+	nodes[n] = node{prev: nilNode, next: nilNode, sym: sym, prevUse: nilNode, nextUse: h}
+	if h != nilNode {
+		nodes[h].prevUse = n
 	}
 	g.size++
 	return n
@@ -144,15 +150,18 @@ func (g *Grammar) newNode(sym int32) int32 {
 
 // freeNode unlinks a body node from its occurrence list and releases it.
 func (g *Grammar) freeNode(n int32) {
-	nd := &g.nodes[n]
+	nodes := g.nodes
+	nd := &nodes[n]
 	if !nd.guard {
 		if nd.prevUse != nilNode {
-			g.nodes[nd.prevUse].nextUse = nd.nextUse
+			nodes[nd.prevUse].nextUse = nd.nextUse
+		} else if nd.sym < 0 {
+			g.rules[^nd.sym].firstUse = nd.nextUse
 		} else {
 			g.setHead(nd.sym, nd.nextUse)
 		}
 		if nd.nextUse != nilNode {
-			g.nodes[nd.nextUse].prevUse = nd.prevUse
+			nodes[nd.nextUse].prevUse = nd.prevUse
 		}
 		if nd.sym < 0 {
 			g.rules[^nd.sym].uses--
