@@ -233,6 +233,8 @@ type runCache struct {
 	file     *fileState // nil: no file cached
 	transKey uint64
 	trans    *transition // nil: no transition cached
+	op       string      // the latest operation, and whether it moves data
+	opData   bool
 }
 
 func transKey(from, to int) uint64 { return uint64(uint32(from))<<32 | uint64(uint32(to)) }
@@ -309,12 +311,16 @@ func (m *Model) Observe(e *tracefmt.Event) {
 	m.switchTo(e.Tid)
 	sym := m.syms[s]
 	path := fileKey(e)
-	isData := tracefmt.IsData(e.Op)
+	c := &m.runCache
+	if e.Op != c.op || c.op == "" {
+		c.op, c.opData = e.Op, tracefmt.IsData(e.Op)
+	}
+	isData := c.opData
 	hasOffset := isData && e.Offset != tracefmt.NoOffset
 
 	var fs *fileState
 	if path != "" {
-		if c := &m.runCache; c.file != nil && path == c.filePath {
+		if c.file != nil && path == c.filePath {
 			fs = c.file
 		} else {
 			fs = m.files[path]
