@@ -41,8 +41,18 @@ test: all
 	$(GO) vet ./...
 	$(GO) test -p 1 -count=1 -timeout 60m ./...
 
+# `make bench BASELINE=<commit>` also builds that commit's library into
+# build/baseline and runs preload/bench's whole-process benchmarks with both
+# libraries side by side (its figures are the old-* ones).
 bench: all
-	$(GO) test -run '^$$' -bench . -benchmem -timeout 60m ./...
+	@if [ -n "$(BASELINE)" ]; then \
+	  rm -rf $(BUILD)/baseline && mkdir -p $(BUILD)/baseline/src && \
+	  git archive $(BASELINE) | tar -x -C $(BUILD)/baseline/src && \
+	  cd $(BUILD)/baseline/src && CGO_ENABLED=1 $(GO) build -buildmode=c-shared -trimpath \
+	    -ldflags '$(LIB_LDFLAGS)' -o ../libiopred.so ./preload; \
+	fi
+	$(if $(BASELINE),IOPRED_BENCH_BASELINE=$(abspath $(BUILD))/baseline/libiopred.so) \
+	  $(GO) test -run '^$$' -bench . -benchmem -timeout 60m ./...
 
 demo: all
 	bash tests/demo.sh

@@ -43,13 +43,19 @@ func (m *Model) load(i int) {
 
 // switchTo makes the lane of thread tid current, creating it if needed.
 func (m *Model) switchTo(tid int32) {
-	i, ok := m.laneOf[tid]
-	if !ok {
-		i = len(m.laneOf)
-		if i >= m.opt.MaxThreads {
-			i = m.opt.MaxThreads - 1
+	var i int
+	if m.runCache.laneOK && tid == m.runCache.laneTid {
+		i = m.runCache.lane
+	} else {
+		var ok bool
+		if i, ok = m.laneOf[tid]; !ok {
+			i = len(m.laneOf)
+			if i >= m.opt.MaxThreads {
+				i = m.opt.MaxThreads - 1
+			}
+			m.laneOf[tid] = i
 		}
-		m.laneOf[tid] = i
+		m.runCache.laneTid, m.runCache.lane, m.runCache.laneOK = tid, i, true
 	}
 	for i >= len(m.lanes) {
 		m.lanes = append(m.lanes, lane{main: sequitur.NewPredictor(), startSym: -1, prev: -1})

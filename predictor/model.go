@@ -175,6 +175,7 @@ func (m *Model) newFile(id uint32) *fileState {
 			}
 		}
 		delete(m.files, oldest)
+		m.runCache.file = nil
 	}
 	return &fileState{id: id, fresh: true}
 }
@@ -222,6 +223,10 @@ type Model struct {
 	// Options.MaxOpenFiles).
 	closedSizes map[string]int64
 
+	// runCache holds the latest lookups of Observe's maps: a loop's
+	// events repeat the thread, the file and the transition.
+	runCache runCache
+
 	events, ignored, data uint64
 	// Online accuracy of the first step of the latest Predict call.
 	pending      int
@@ -261,6 +266,22 @@ func (m *Model) resetRun() {
 	m.closedSizes = map[string]int64{}
 	m.pending = -1
 	m.laneOf = map[int32]int{}
+	m.runCache = runCache{}
+}
+
+// runCache holds the latest entries Observe found in the model's maps.
+// Entries of laneOf and trans never change once made, so only a new run
+// clears those; a file's entry goes when the file is closed or dropped.
+type runCache struct {
+	laneTid  int32
+	lane     int
+	laneOK   bool
+	filePath string
+	file     *fileState // nil: no file cached
+	transKey uint64
+	trans    *transition // nil: no transition cached
+	op       string      // the latest operation, and whether it moves data
+	opData   bool
 }
 
 func transKey(from, to int) uint64 { return uint64(uint32(from))<<32 | uint64(uint32(to)) }
@@ -346,20 +367,31 @@ func (m *Model) Observe(e *tracefmt.Event) {
 	m.switchTo(e.Tid)
 	sym := m.syms[s]
 	path := fileKey(e)
-	isData := tracefmt.IsData(e.Op)
+	c := &m.runCache
+	if e.Op != c.op || c.op == "" {
+		c.op, c.opData = e.Op, tracefmt.IsData(e.Op)
+	}
+	isData := c.opData
 	hasOffset := isData && e.Offset != tracefmt.NoOffset
 
 	var fs *fileState
 	if path != "" {
-		fs = m.files[path]
-		if fs == nil && (hasOffset || isOpen(e.Op)) {
-			// Only calls that position a file create its state, so that
-			// stat or unlink of many paths do not fill the table.
-			fs = m.newFile(e.FileID)
-			if size, ok := m.closedSizes[path]; ok {
-				fs.lastSize, fs.hasSize = size, true
+		if c.file != nil && path == c.filePath {
+			fs = c.file
+		} else {
+			fs = m.files[path]
+			if fs == nil && (hasOffset || isOpen(e.Op)) {
+				// Only calls that position a file create its state, so
+				// that stat or unlink of many paths do not fill the table.
+				fs = m.newFile(e.FileID)
+				if size, ok := m.closedSizes[path]; ok {
+					fs.lastSize, fs.hasSize = size, true
+				}
+				m.files[path] = fs
 			}
-			m.files[path] = fs
+			if fs != nil {
+				c.filePath, c.file = path, fs
+			}
 		}
 		if fs != nil {
 			fs.used = m.events
@@ -368,15 +400,21 @@ func (m *Model) Observe(e *tracefmt.Event) {
 
 	if m.prev >= 0 {
 		tk := transKey(m.prev, s)
-		t := m.trans[tk]
 		gap := e.StartNs - m.prevEndNs
 		if gap < 0 {
 			gap = 0
+		}
+		t := m.runCache.trans
+		if t == nil || tk != m.runCache.transKey {
+			if t = m.trans[tk]; t != nil {
+				m.runCache.transKey, m.runCache.trans = tk, t
+			}
 		}
 		m.scoreBaselines(s, t, fs, path, gap, hasOffset, e.Offset, e.Size)
 		if t == nil {
 			t = &transition{}
 			m.trans[tk] = t
+			m.runCache.transKey, m.runCache.trans = tk, t
 		}
 		t.Count++
 		m.noteSuccessor(m.syms[m.prev], s, t)
@@ -431,6 +469,9 @@ func (m *Model) Observe(e *tracefmt.Event) {
 				m.rememberSize(path, fs.lastSize)
 			}
 			delete(m.files, path)
+			if m.runCache.filePath == path {
+				m.runCache.file = nil
+			}
 		case isOpen(e.Op):
 			fs.end, fs.fresh = 0, true
 		}

@@ -65,6 +65,8 @@ type Writer struct {
 	lastData  bool // IsData(lastOp)
 	lastPOSIX bool // LayerOf(lastOp) == LayerPOSIX
 
+	line lineCache
+
 	// Delta state; reset at every frame.
 	prevStart int64
 	prevTid   int32
@@ -311,54 +313,38 @@ func (w *Writer) Event(e *Event) error {
 		return fmt.Errorf("tracefmt: event uses file %d before its definition", e.FileID)
 	}
 	w.startRecord()
-	b := append(w.buf, `{"k":"e","o":`...)
-	b = appendJSONString(b, e.Op)
+	if e.Op != w.lastOp || w.lastOp == "" {
+		w.lastOp, w.lastData, w.lastPOSIX = e.Op, IsData(e.Op), LayerOf(e.Op) == LayerPOSIX
+		w.line.head = appendJSONString(append(w.line.head[:0], `{"k":"e","o":`...), e.Op)
+		w.line.tailOK = false
+	}
+	b := append(w.buf, w.line.head...)
 	if e.FileID != w.prevFile {
 		b = append(b, `,"f":`...)
-		b = strconv.AppendUint(b, uint64(e.FileID), 10)
+		b = appendUint(b, uint64(e.FileID))
 		w.prevFile = e.FileID
 	}
 	if ctx != 0 {
-		b = append(b, `,"c":`...)
-		b = strconv.AppendUint(b, uint64(ctx), 10)
+		if ctx != w.line.ctx {
+			w.line.ctx = ctx
+			w.line.ctxField = appendUint(append(w.line.ctxField[:0], `,"c":`...), uint64(ctx))
+		}
+		b = append(b, w.line.ctxField...)
 	}
 	if e.Tid != w.prevTid {
 		b = append(b, `,"i":`...)
-		b = strconv.AppendInt(b, int64(e.Tid), 10)
+		b = appendInt(b, int64(e.Tid))
 		w.prevTid = e.Tid
 	}
-	if e.Op != w.lastOp || w.lastOp == "" {
-		w.lastOp, w.lastData, w.lastPOSIX = e.Op, IsData(e.Op), LayerOf(e.Op) == LayerPOSIX
-	}
 	data := w.lastData
-	if e.Size != 0 {
-		b = append(b, `,"s":`...)
-		b = strconv.AppendInt(b, e.Size, 10)
+	// The fields from size to parent repeat from one event of a loop to
+	// the next: they are encoded once for each new combination.
+	tail := eventTail{e.Size, e.Ret, e.Bytes, e.Aux, e.Seq, e.Parent, e.Errno}
+	if !w.line.tailOK || tail != w.line.tailKey {
+		w.line.tailKey, w.line.tailOK = tail, true
+		w.line.tail = w.appendTail(w.line.tail[:0], e, data)
 	}
-	if want := expectedRet(data, e.Size); e.Ret != want {
-		b = append(b, `,"r":`...)
-		b = strconv.AppendInt(b, e.Ret, 10)
-	}
-	if want := expectedBytesIn(data, w.lastPOSIX, e.Ret, e.Size); e.Bytes != want {
-		b = append(b, `,"b":`...)
-		b = strconv.AppendInt(b, e.Bytes, 10)
-	}
-	if e.Errno != 0 {
-		b = append(b, `,"e":`...)
-		b = strconv.AppendInt(b, int64(e.Errno), 10)
-	}
-	if e.Aux != 0 {
-		b = append(b, `,"a":`...)
-		b = strconv.AppendInt(b, e.Aux, 10)
-	}
-	if e.Seq != 0 {
-		b = append(b, `,"q":`...)
-		b = strconv.AppendInt(b, e.Seq, 10)
-	}
-	if e.Parent != 0 {
-		b = append(b, `,"p":`...)
-		b = strconv.AppendInt(b, e.Parent, 10)
-	}
+	b = append(b, w.line.tail...)
 	if e.Offset == NoOffset {
 		if data {
 			b = append(b, `,"nx":1`...)
@@ -367,18 +353,117 @@ func (w *Writer) Event(e *Event) error {
 		want := w.ends.get(e.FileID)
 		if !data || e.Offset != want {
 			b = append(b, `,"x":`...)
-			b = strconv.AppendInt(b, e.Offset-want, 10)
+			b = appendInt(b, e.Offset-want)
 		}
 		w.ends.set(e.FileID, nextOffset(data, e.Offset, e.Bytes))
 	}
 	b = append(b, `,"t":`...)
-	b = strconv.AppendInt(b, e.StartNs-w.prevStart, 10)
+	b = appendInt(b, e.StartNs-w.prevStart)
 	w.prevStart = e.StartNs
 	b = append(b, `,"d":`...)
-	b = strconv.AppendInt(b, e.EndNs-e.StartNs, 10)
+	b = appendInt(b, e.EndNs-e.StartNs)
 	b = append(b, '}', '\n')
 	w.buf = b
 	return w.endRecord()
+}
+
+// eventTail is what an event line's fields from size to parent depend on
+// (with the operation, which Event tracks apart).
+type eventTail struct {
+	size, ret, bytes, aux, seq, parent int64
+	errno                              int32
+}
+
+// lineCache holds the parts of an event line that a loop repeats, encoded
+// once: the start of the line up to the operation, the context field,
+// and the fields from size to parent.
+type lineCache struct {
+	head     []byte
+	ctx      uint32
+	ctxField []byte
+	tailKey  eventTail
+	tailOK   bool
+	tail     []byte
+}
+
+// appendTail appends the fields of e from size to parent; data is
+// whether e's operation moves data.
+func (w *Writer) appendTail(b []byte, e *Event, data bool) []byte {
+	if e.Size != 0 {
+		b = append(b, `,"s":`...)
+		b = appendInt(b, e.Size)
+	}
+	if want := expectedRet(data, e.Size); e.Ret != want {
+		b = append(b, `,"r":`...)
+		b = appendInt(b, e.Ret)
+	}
+	if want := expectedBytesIn(data, w.lastPOSIX, e.Ret, e.Size); e.Bytes != want {
+		b = append(b, `,"b":`...)
+		b = appendInt(b, e.Bytes)
+	}
+	if e.Errno != 0 {
+		b = append(b, `,"e":`...)
+		b = appendInt(b, int64(e.Errno))
+	}
+	if e.Aux != 0 {
+		b = append(b, `,"a":`...)
+		b = appendInt(b, e.Aux)
+	}
+	if e.Seq != 0 {
+		b = append(b, `,"q":`...)
+		b = appendInt(b, e.Seq)
+	}
+	if e.Parent != 0 {
+		b = append(b, `,"p":`...)
+		b = appendInt(b, e.Parent)
+	}
+	return b
+}
+
+// digitPairs holds "00" to "99".
+const digitPairs = "0001020304050607080910111213141516171819" +
+	"2021222324252627282930313233343536373839" +
+	"4041424344454647484950515253545556575859" +
+	"6061626364656667686970717273747576777879" +
+	"8081828384858687888990919293949596979899"
+
+// appendUint appends u in decimal, as strconv.AppendUint does, without
+// its call chain: it counts the digits, then writes them in place, two
+// at a time.
+func appendUint(b []byte, u uint64) []byte {
+	if u < 10 {
+		return append(b, byte('0'+u))
+	}
+	n := 2
+	for x := u / 100; x > 0; x /= 10 {
+		n++
+	}
+	b = slices.Grow(b, n)
+	b = b[:len(b)+n]
+	d := b[len(b)-n:]
+	i := n
+	for u >= 100 {
+		q := u / 100
+		r := (u - q*100) * 2
+		i -= 2
+		d[i+1], d[i] = digitPairs[r+1], digitPairs[r]
+		u = q
+	}
+	if u >= 10 {
+		d[1], d[0] = digitPairs[u*2+1], digitPairs[u*2]
+	} else {
+		d[0] = byte('0' + u)
+	}
+	return b
+}
+
+// appendInt appends v in decimal, as strconv.AppendInt does.
+func appendInt(b []byte, v int64) []byte {
+	if v < 0 {
+		// -v wraps for the smallest int64, whose magnitude uint64 holds.
+		return appendUint(append(b, '-'), uint64(-v))
+	}
+	return appendUint(b, uint64(v))
 }
 
 // expectedRet is the return value an event line omits: data calls usually

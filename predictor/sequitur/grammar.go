@@ -129,14 +129,20 @@ func (g *Grammar) newNode(sym int32) int32 {
 		g.nodes = append(g.nodes, node{})
 		n = int32(len(g.nodes) - 1)
 	}
-	h := g.head(sym)
-	g.nodes[n] = node{prev: nilNode, next: nilNode, sym: sym, prevUse: nilNode, nextUse: h}
-	if h != nilNode {
-		g.nodes[h].prevUse = n
-	}
-	g.setHead(sym, n)
+	nodes := g.nodes
+	var h int32
 	if sym < 0 {
-		g.rules[^sym].uses++
+		r := &g.rules[^sym]
+		h = r.firstUse
+		r.firstUse = n
+		r.uses++
+	} else {
+		h = g.head(sym)
+		g.setHead(sym, n)
+	}
+	nodes[n] = node{prev: nilNode, next: nilNode, sym: sym, prevUse: nilNode, nextUse: h}
+	if h != nilNode {
+		nodes[h].prevUse = n
 	}
 	g.size++
 	return n
@@ -144,15 +150,18 @@ func (g *Grammar) newNode(sym int32) int32 {
 
 // freeNode unlinks a body node from its occurrence list and releases it.
 func (g *Grammar) freeNode(n int32) {
-	nd := &g.nodes[n]
+	nodes := g.nodes
+	nd := &nodes[n]
 	if !nd.guard {
 		if nd.prevUse != nilNode {
-			g.nodes[nd.prevUse].nextUse = nd.nextUse
+			nodes[nd.prevUse].nextUse = nd.nextUse
+		} else if nd.sym < 0 {
+			g.rules[^nd.sym].firstUse = nd.nextUse
 		} else {
 			g.setHead(nd.sym, nd.nextUse)
 		}
 		if nd.nextUse != nilNode {
-			g.nodes[nd.nextUse].prevUse = nd.prevUse
+			nodes[nd.nextUse].prevUse = nd.prevUse
 		}
 		if nd.sym < 0 {
 			g.rules[^nd.sym].uses--
@@ -196,34 +205,47 @@ func (g *Grammar) keyAt(n int32) uint64 {
 
 // deleteDigram forgets the digram starting at n if the index points at n.
 func (g *Grammar) deleteDigram(n int32) {
-	nd := &g.nodes[n]
-	if nd.guard || nd.next == nilNode || g.nodes[nd.next].guard {
+	nodes := g.nodes
+	nd := &nodes[n]
+	if nd.guard || nd.next == nilNode {
 		return
 	}
-	g.digrams.delIf(g.keyAt(n), n)
+	if nx := &nodes[nd.next]; !nx.guard {
+		g.digrams.delIf(digramKey(nd.sym, nx.sym), n)
+	}
 }
 
 // join links left to right, forgetting left's old digram. Runs of three
 // equal symbols index only one of their two overlapping digrams; when that
 // one goes, the other is indexed so it is not forgotten.
+//
+// It is the grammar's most frequent step (a dozen times per appended
+// symbol in a run of one symbol), so it reads the arena through one slice
+// header and node pointers; the digram index never moves the arena.
 func (g *Grammar) join(left, right int32) {
-	if g.nodes[left].next != nilNode {
-		g.deleteDigram(left)
-		if r := &g.nodes[right]; !r.guard && r.prev != nilNode && r.next != nilNode {
-			p, nx := &g.nodes[r.prev], &g.nodes[r.next]
-			if !p.guard && !nx.guard && r.sym == p.sym && r.sym == nx.sym {
-				g.digrams.set(g.keyAt(right), right)
+	nodes := g.nodes
+	l := &nodes[left]
+	if l.next != nilNode {
+		if !l.guard {
+			if nx := &nodes[l.next]; !nx.guard {
+				g.digrams.delIf(digramKey(l.sym, nx.sym), left)
 			}
 		}
-		if l := &g.nodes[left]; !l.guard && l.prev != nilNode && l.next != nilNode {
-			p, nx := &g.nodes[l.prev], &g.nodes[l.next]
-			if !p.guard && !nx.guard && l.sym == p.sym && l.sym == nx.sym {
-				g.digrams.set(g.keyAt(l.prev), l.prev)
+		if r := &nodes[right]; !r.guard && r.prev != nilNode && r.next != nilNode {
+			p, nx := &nodes[r.prev], &nodes[r.next]
+			if r.sym == p.sym && r.sym == nx.sym && !p.guard && !nx.guard {
+				g.digrams.set(digramKey(r.sym, nx.sym), right)
+			}
+		}
+		if !l.guard && l.prev != nilNode && l.next != nilNode {
+			p, nx := &nodes[l.prev], &nodes[l.next]
+			if l.sym == p.sym && l.sym == nx.sym && !p.guard && !nx.guard {
+				g.digrams.set(digramKey(p.sym, nodes[p.next].sym), l.prev)
 			}
 		}
 	}
-	g.nodes[left].next = right
-	g.nodes[right].prev = left
+	l.next = right
+	nodes[right].prev = left
 }
 
 func (g *Grammar) insertAfter(at, n int32) {

@@ -231,14 +231,16 @@ func (p *Predictor) allHit(sym int32, cont bool) bool {
 	if len(ps) == 0 || len(ps) > MaxPaths {
 		return false
 	}
+	// Nothing below allocates nodes, so the arena stays where it is.
+	nodes := g.nodes
 	var levels [MaxPaths]int
 	for k := range ps {
-		q := &ps[k]
-		if p.terminal(q) != sym {
+		qn := ps[k].nodes
+		i := len(qn) - 1
+		if nodes[qn[i]].sym != sym {
 			return false
 		}
-		i := len(q.nodes) - 1
-		for g.nodes[g.nodes[q.nodes[i]].next].guard {
+		for nodes[nodes[qn[i]].next].guard {
 			if i == 0 {
 				return false
 			}
@@ -253,16 +255,16 @@ func (p *Predictor) allHit(sym int32, cont bool) bool {
 		}
 		i := levels[k]
 		for _, n := range q.nodes[i:] {
-			g.nodes[n].pins--
+			nodes[n].pins--
 		}
-		nx := g.nodes[q.nodes[i]].next
+		nx := nodes[q.nodes[i]].next
 		q.nodes = append(q.nodes[:i], nx)
-		for g.isRef(nx) {
-			nx = g.first(refRule(g.nodes[nx].sym))
+		for nd := &nodes[nx]; !nd.guard && nd.sym < 0; nd = &nodes[nx] {
+			nx = nodes[g.rules[^nd.sym].guard].next
 			q.nodes = append(q.nodes, nx)
 		}
 		for _, n := range q.nodes[i:] {
-			g.nodes[n].pins++
+			nodes[n].pins++
 		}
 		q.age = min(q.age+1, ageCap)
 		q.run++
@@ -507,6 +509,10 @@ func (p *Predictor) candidates() {
 	}
 	// Symbols are distinct, so this order is total and any sort gives the
 	// same list; slices.SortFunc, unlike sort.Slice, allocates nothing.
+	// One candidate, the usual case on a loop, is sorted already.
+	if len(p.cands) < 2 {
+		return
+	}
 	slices.SortFunc(p.cands, func(a, b Candidate) int {
 		if a.Weight != b.Weight {
 			if a.Weight > b.Weight {

@@ -114,51 +114,68 @@ func median(xs []float64) float64 {
 // 1-byte write to /dev/shm, bare and traced, rounds interleaved. Each run
 // prints its median batch of 1,000 calls and its 10th and 90th percentile
 // batches; the figures are the medians of those over the rounds, minus
-// the bare program's.
+// the bare program's. The pinned runs put the whole process on one core
+// (taskset -c 0), as on a node where every core runs a rank: the
+// consumer thread's work then delays the application's own.
 func BenchmarkCallOverhead(b *testing.B) {
 	prog := compile(b, "calls.c")
 	vs := variants(b)
-	for _, kind := range []string{"pwrite4k", "write1"} {
-		b.Run(kind, func(b *testing.B) {
-			// per variant: median, mean, p10, p90 of each round
-			got := map[string][4][]float64{}
-			for i := 0; i < b.N; i++ {
-				for round := 0; round < 5; round++ {
-					for _, v := range vs {
-						f := filepath.Join("/dev/shm", fmt.Sprintf("iopred-bench-%d", os.Getpid()))
-						fields := strings.Fields(run(b, v.env, prog, kind, "1000000", f))
-						os.Remove(f)
-						if len(fields) != 4 {
-							b.Fatalf("calls printed %q", fields)
+	if _, err := exec.LookPath("taskset"); err != nil {
+		b.Fatalf("taskset is needed (util-linux)")
+	}
+	for _, pinned := range []bool{false, true} {
+		for _, kind := range []string{"pwrite4k", "write1"} {
+			name := kind
+			if pinned {
+				name += "/pinned"
+			}
+			b.Run(name, func(b *testing.B) {
+				// per variant: median, mean, p10, p90 of each round
+				got := map[string][4][]float64{}
+				for i := 0; i < b.N; i++ {
+					for round := 0; round < 5; round++ {
+						for _, v := range vs {
+							f := filepath.Join("/dev/shm", fmt.Sprintf("iopred-bench-%d", os.Getpid()))
+							var out string
+							if pinned {
+								out = run(b, v.env, "taskset", "-c", "0", prog, kind, "1000000", f)
+							} else {
+								out = run(b, v.env, prog, kind, "1000000", f)
+							}
+							fields := strings.Fields(out)
+							os.Remove(f)
+							if len(fields) != 4 {
+								b.Fatalf("calls printed %q", fields)
+							}
+							cur := got[v.name]
+							for k := range cur {
+								x, _ := strconv.ParseFloat(fields[k], 64)
+								cur[k] = append(cur[k], x)
+							}
+							got[v.name] = cur
 						}
-						cur := got[v.name]
-						for k := range cur {
-							x, _ := strconv.ParseFloat(fields[k], 64)
-							cur[k] = append(cur[k], x)
-						}
-						got[v.name] = cur
 					}
 				}
-			}
-			bare := median(got["bare"][0])
-			b.ReportMetric(bare, "bare-ns/call")
-			names := []string{"capture", "nocapture", "traceonly"}
-			if find(vs, "old-capture") != nil {
-				names = append(names, "old-capture", "old-traceonly")
-			}
-			for _, name := range names {
-				b.ReportMetric(median(got[name][0])-bare, name+"-extra-ns/call")
-			}
-			for _, name := range []string{"capture", "old-capture"} {
-				if _, ok := got[name]; !ok {
-					continue
+				bare := median(got["bare"][0])
+				b.ReportMetric(bare, "bare-ns/call")
+				names := []string{"capture", "nocapture", "traceonly"}
+				if find(vs, "old-capture") != nil {
+					names = append(names, "old-capture", "old-traceonly")
 				}
-				b.ReportMetric(median(got[name][2])-median(got["bare"][2]), name+"-p10-extra-ns/call")
-				b.ReportMetric(median(got[name][3])-median(got["bare"][3]), name+"-p90-extra-ns/call")
-			}
-			b.ReportMetric(median(got["capture"][0])/bare, "capture-ratio")
-			b.ReportMetric(median(got["nocapture"][0])/bare, "nocapture-ratio")
-		})
+				for _, name := range names {
+					b.ReportMetric(median(got[name][0])-bare, name+"-extra-ns/call")
+				}
+				for _, name := range []string{"capture", "old-capture"} {
+					if _, ok := got[name]; !ok {
+						continue
+					}
+					b.ReportMetric(median(got[name][2])-median(got["bare"][2]), name+"-p10-extra-ns/call")
+					b.ReportMetric(median(got[name][3])-median(got["bare"][3]), name+"-p90-extra-ns/call")
+				}
+				b.ReportMetric(median(got["capture"][0])/bare, "capture-ratio")
+				b.ReportMetric(median(got["nocapture"][0])/bare, "nocapture-ratio")
+			})
+		}
 	}
 }
 

@@ -1,4 +1,5 @@
-/* Times N interposable calls: `calls pwrite4k N FILE` or `calls write1 N FILE`.
+/* Times N interposable calls: `calls pwrite4k N FILE` or `calls write1 N FILE`,
+ * or `calls mixed N FILE`: N/2 of the first, then N/2 of the second.
  * Prints the median and mean nanoseconds per call over batches of 1000,
  * then the 10th and 90th percentile batches. */
 #include <fcntl.h>
@@ -21,10 +22,11 @@ static int cmp(const void *a, const void *b) {
 
 int main(int argc, char **argv) {
   if (argc != 4) {
-    fprintf(stderr, "usage: calls pwrite4k|write1 N FILE\n");
+    fprintf(stderr, "usage: calls pwrite4k|write1|mixed N FILE\n");
     return 2;
   }
   int big = strcmp(argv[1], "pwrite4k") == 0;
+  int mixed = strcmp(argv[1], "mixed") == 0;
   long n = atol(argv[2]);
   int fd = open(argv[3], O_CREAT | O_TRUNC | O_WRONLY, 0644);
   if (fd < 0) {
@@ -37,6 +39,7 @@ int main(int argc, char **argv) {
   double *per = malloc(sizeof *per * (size_t)batches);
   long long t0 = now();
   for (long b = 0; b < batches; b++) {
+    if (mixed) big = b < batches / 2;
     long long s = now();
     for (int i = 0; i < 1000; i++) {
       if (big) {

@@ -1,0 +1,196 @@
+package tracefmt
+
+import (
+	"math"
+	"math/rand"
+	"strconv"
+	"testing"
+)
+
+// referenceLines encodes events as Writer.Event did before it cached the
+// parts of a line that repeat (strconv for every number, every field
+// encoded at every event), with the same per-frame delta state: the
+// cached encoder must write the same bytes.
+type referenceLines struct {
+	prevFile  uint32
+	prevTid   int32
+	prevStart int64
+	ends      map[uint32]int64
+}
+
+func (r *referenceLines) line(b []byte, e *Event, ctx uint32) []byte {
+	data, posix := IsData(e.Op), LayerOf(e.Op) == LayerPOSIX
+	b = append(b, `{"k":"e","o":`...)
+	b = appendJSONString(b, e.Op)
+	if e.FileID != r.prevFile {
+		b = strconv.AppendUint(append(b, `,"f":`...), uint64(e.FileID), 10)
+		r.prevFile = e.FileID
+	}
+	if ctx != 0 {
+		b = strconv.AppendUint(append(b, `,"c":`...), uint64(ctx), 10)
+	}
+	if e.Tid != r.prevTid {
+		b = strconv.AppendInt(append(b, `,"i":`...), int64(e.Tid), 10)
+		r.prevTid = e.Tid
+	}
+	if e.Size != 0 {
+		b = strconv.AppendInt(append(b, `,"s":`...), e.Size, 10)
+	}
+	if e.Ret != expectedRet(data, e.Size) {
+		b = strconv.AppendInt(append(b, `,"r":`...), e.Ret, 10)
+	}
+	if e.Bytes != expectedBytesIn(data, posix, e.Ret, e.Size) {
+		b = strconv.AppendInt(append(b, `,"b":`...), e.Bytes, 10)
+	}
+	for _, f := range []struct {
+		key string
+		v   int64
+	}{{"e", int64(e.Errno)}, {"a", e.Aux}, {"q", e.Seq}, {"p", e.Parent}} {
+		if f.v != 0 {
+			b = strconv.AppendInt(append(b, `,"`+f.key+`":`...), f.v, 10)
+		}
+	}
+	if e.Offset == NoOffset {
+		if data {
+			b = append(b, `,"nx":1`...)
+		}
+	} else {
+		want := r.ends[e.FileID]
+		if !data || e.Offset != want {
+			b = strconv.AppendInt(append(b, `,"x":`...), e.Offset-want, 10)
+		}
+		r.ends[e.FileID] = nextOffset(data, e.Offset, e.Bytes)
+	}
+	b = strconv.AppendInt(append(b, `,"t":`...), e.StartNs-r.prevStart, 10)
+	r.prevStart = e.StartNs
+	b = strconv.AppendInt(append(b, `,"d":`...), e.EndNs-e.StartNs, 10)
+	return append(b, '}', '\n')
+}
+
+var edgeInts = []int64{0, 1, -1, 9, 10, 11, 99, 100, 101, 999, 1000, 4096, -4096, 1 << 31, math.MaxInt32, math.MinInt32,
+	math.MaxInt64, math.MinInt64, math.MaxInt64 - 1, math.MinInt64 + 1, 1e18, 1e19 / 10, -1e18}
+
+// appendInt and appendUint write what strconv writes.
+func TestAppendIntMatchesStrconv(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	vals := append([]int64(nil), edgeInts...)
+	for i := 0; i < 100000; i++ {
+		vals = append(vals, rng.Int63()>>uint(rng.Intn(63))*int64(1-2*rng.Intn(2)))
+	}
+	for _, v := range vals {
+		if got, want := string(appendInt([]byte("x"), v)), "x"+strconv.FormatInt(v, 10); got != want {
+			t.Fatalf("appendInt(%d) = %q, want %q", v, got, want)
+		}
+		if got, want := string(appendUint(nil, uint64(v))), strconv.FormatUint(uint64(v), 10); got != want {
+			t.Fatalf("appendUint(%d) = %q, want %q", uint64(v), got, want)
+		}
+	}
+}
+
+// randomEvents mixes loops (the same call repeated, as the cache expects)
+// with changes of every field, including the ones that change rarely.
+func randomEvents(rng *rand.Rand, n int) []Event {
+	ops := []string{"pwrite", "write", "read", "lseek", "open", "close", "fwrite", "MPI_File_write_at", "stat", ""}
+	pick := func() int64 {
+		if rng.Intn(4) == 0 {
+			return edgeInts[rng.Intn(len(edgeInts))]
+		}
+		return int64(rng.Intn(3)) * 4096
+	}
+	evs := make([]Event, n)
+	var e Event
+	start := int64(0)
+	for i := range evs {
+		if rng.Intn(8) == 0 {
+			e.Op = ops[rng.Intn(len(ops))]
+		}
+		if rng.Intn(16) == 0 {
+			e.FileID = uint32(rng.Intn(4))
+		}
+		if rng.Intn(16) == 0 {
+			e.Ctx = uint64(rng.Intn(4))
+		}
+		if rng.Intn(16) == 0 {
+			e.Tid = int32(rng.Intn(3))
+		}
+		if rng.Intn(8) == 0 {
+			e.Size = pick()
+			e.Ret, e.Bytes = e.Size, e.Size
+		}
+		if rng.Intn(16) == 0 {
+			e.Ret = pick()
+		}
+		if rng.Intn(16) == 0 {
+			e.Bytes = pick()
+		}
+		if rng.Intn(32) == 0 {
+			e.Errno = int32(rng.Intn(3))
+		}
+		if rng.Intn(32) == 0 {
+			e.Aux = pick()
+		}
+		if rng.Intn(32) == 0 {
+			e.Seq = pick()
+		}
+		if rng.Intn(32) == 0 {
+			e.Parent = pick()
+		}
+		switch rng.Intn(8) {
+		case 0:
+			e.Offset = NoOffset
+		case 1:
+			e.Offset = pick()
+		default:
+			e.Offset += e.Bytes
+		}
+		start += int64(rng.Intn(3000)) - 100
+		e.StartNs = start
+		e.EndNs = start + pick()
+		evs[i] = e
+	}
+	return evs
+}
+
+// Writer.Event writes, byte for byte, the lines of the reference encoder,
+// across frames (whose delta state restarts) and changes of every field.
+func TestEventLinesMatchReference(t *testing.T) {
+	for seed := int64(1); seed <= 20; seed++ {
+		rng := rand.New(rand.NewSource(seed))
+		evs := randomEvents(rng, 5000)
+		var sink countingDiscard
+		w, err := NewWriter(&sink, Header{}, WriterOptions{FrameBytes: 1 << 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for id := uint32(1); id < 4; id++ {
+			if err := w.File(File{ID: id, Path: "/f" + strconv.Itoa(int(id))}); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Context(Context{ID: uint64(id)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ref := referenceLines{ends: map[uint32]int64{}}
+		for i := range evs {
+			if rng.Intn(500) == 0 {
+				if err := w.Flush(); err != nil {
+					t.Fatal(err)
+				}
+				ref = referenceLines{ends: map[uint32]int64{}}
+			}
+			before := len(w.buf)
+			if err := w.Event(&evs[i]); err != nil {
+				t.Fatal(err)
+			}
+			got := string(w.buf[before:])
+			want := string(ref.line(nil, &evs[i], w.ctxIndex[evs[i].Ctx]))
+			if got != want {
+				t.Fatalf("seed %d event %d %+v:\n got %s\nwant %s", seed, i, evs[i], got, want)
+			}
+		}
+	}
+}
+
+type countingDiscard struct{ n int }
+
+func (c *countingDiscard) Write(p []byte) (int, error) { c.n += len(p); return len(p), nil }
