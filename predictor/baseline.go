@@ -86,17 +86,9 @@ func (a *arbiter) record(modelHit, baseHit bool) {
 func (a arbiter) useBase() bool { return a.Base > a.Model }
 
 // preferBase is useBase, and on a tie the baseline when the model's own
-// table is not sure of its answer (see offsetSure).
+// table is not certain of its answer.
 func (a arbiter) preferBase(sure bool) bool {
 	return a.Base > a.Model || (a.Base == a.Model && !sure)
-}
-
-// offsetSure tells whether a transition's offset table is sure enough to
-// win a tie against contiguous access: it is certain, and it has either
-// only ever seen one move (a loop's fixed jump, right from its second
-// iteration) or been right at least once where contiguous access was not.
-func (t *transition) offsetSure(certain bool) bool {
-	return certain && (len(t.Offsets.Seq.Values) == 1 || t.OffArb.Model > 0)
 }
 
 // noteSuccessor records that symbol to followed symbol from, keeping

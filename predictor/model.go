@@ -596,18 +596,18 @@ func (w *walker) next(s int, prob float64) Prediction {
 		Probability: prob,
 		Ctx:         sym.Ctx,
 	}
-	sizeCertain := false
-	if size, certain, ok := sym.Sizes.next(symAhead); ok {
+	if size, _, ok := sym.Sizes.next(symAhead); ok {
 		if sym.Sizes.Over {
 			size = sym.overflowSize()
 		}
-		p.Size, sizeCertain = size, certain && !sym.Sizes.Over
+		p.Size = size
 	}
 	if path != "" {
 		if fs := m.files[path]; fs != nil {
 			p.FileID = fs.id
-			sure := sizeCertain && (len(sym.Sizes.Values) == 1 || sym.SizeArb.Model > 0)
-			if !m.opt.NoFallback && sym.SizeArb.preferBase(sure) && fs.hasSize && tracefmt.IsData(sym.Op) && p.Size != fs.lastSize {
+			// Unlike contiguous offsets, the last size is a weak rule:
+			// it is taken only once it has been right more often.
+			if !m.opt.NoFallback && sym.SizeArb.useBase() && fs.hasSize && tracefmt.IsData(sym.Op) && p.Size != fs.lastSize {
 				p.Size = fs.lastSize
 				fallback |= FieldSize
 			}
@@ -633,7 +633,7 @@ func (w *walker) next(s int, prob float64) Prediction {
 		// has been right more often there, certain or not (a table can
 		// be sure of a rule the program keeps breaking), and on a tie
 		// when the table is unsure.
-		if !m.opt.NoFallback && ((fromStream && fs.streamArb.useBase()) || (!fromStream && t != nil && t.OffArb.preferBase(t.offsetSure(certain)))) {
+		if !m.opt.NoFallback && ((fromStream && fs.streamArb.useBase()) || (!fromStream && t != nil && t.OffArb.preferBase(certain))) {
 			if c := (transform{}).apply(f.end, f.fresh); c != p.Offset {
 				p.Offset = c
 				fallback |= FieldOffset

@@ -272,11 +272,8 @@ func baselineTable(t testing.TB, w io.Writer, check bool) {
 					// One call of slack: the fallback is chosen online,
 					// after the baseline has proved better, so it can
 					// trail by the call that proved it.
-					slack := 1 / float64(max(f.Scored, 1))
-					if !f.HigherIsBetter {
-						slack = 0
-					}
-					if check && f.Scored > 0 && !f.AtLeastBaseline() && f.Model+slack < f.BaselineValue {
+					behind := !f.AtLeastBaseline() && !(f.HigherIsBetter && (f.BaselineValue-f.Model)*float64(f.Scored) <= 1+1e-6)
+					if check && f.Scored > 0 && behind {
 						t.Errorf("%s %s run, trace %d: %s %s %s below the baseline's %s (%s)",
 							p.name, run.name, ti, f.Field, f.Metric, value(f.Model), value(f.BaselineValue), f.Baseline)
 					}
