@@ -59,6 +59,7 @@ func methods() []method {
 		{"IOSI (default)", func(s []Sample) (*Signature, error) { return Extract(s, Default()) }},
 		{"IOSI (--paper)", func(s []Sample) (*Signature, error) { return Extract(s, Paper()) }},
 		{"DTW", func(s []Sample) (*Signature, error) { return ExtractDTW(s, Paper()) }},
+		{"IOSI (aligned)", func(s []Sample) (*Signature, error) { o := Default(); o.BurstAlign = true; return Extract(s, o) }},
 	}
 }
 

@@ -140,6 +140,11 @@ type Options struct {
 	// MinSupport drops clusters with points from fewer than this fraction
 	// of the samples after voting (0: any cluster CLIQUE reports).
 	MinSupport float64
+	// BurstAlign replaces duration correction, the wavelet and CLIQUE by
+	// burst-by-burst alignment on the least-disturbed run (see
+	// extractAligned): for runs that contention stretches by different
+	// amounts and whose bursts drift on their own.
+	BurstAlign bool
 }
 
 // Paper returns the paper's method with the paper's defaults.
