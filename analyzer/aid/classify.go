@@ -192,6 +192,7 @@ func classifyApp(key appKey, runs []Run, bursts []Burst, stepNS int64, o Options
 	var bestPeriodic []periodicRun
 	for c := range nc {
 		var pr []periodicRun
+		shown := 0
 		for i, r := range runs {
 			var times []int
 			for _, b := range perRun[i] {
@@ -199,11 +200,26 @@ func classifyApp(key appKey, runs []Run, bursts []Burst, stepNS int64, o Options
 					times = append(times, b)
 				}
 			}
+			if len(times) > 0 {
+				shown++
+			}
 			if ok, iv := periodic(bursts, times, r); ok {
 				pr = append(pr, periodicRun{run: r, bursts: times, interval: iv})
 			}
 		}
-		presence := float64(len(pr)) / float64(len(runs))
+		// Support is counted among the runs that show a burst of the
+		// cluster at all: a restart or a test run that did no I/O is no
+		// evidence against the pattern, and counting it would hide an
+		// application that often restarts. A run with a burst of the
+		// cluster's kind (its own or another job's) and no rhythm still
+		// counts against it, and the periodic runs must be at least
+		// minShare of all its runs, so that an application whose bursts
+		// fall at random times, periodic in a few runs by chance and
+		// absent from others, is not lifted by the runs it did nothing in.
+		presence := 0.0
+		if shown > 0 && float64(len(pr)) >= minShare*float64(len(runs)) {
+			presence = float64(len(pr)) / float64(shown)
+		}
 		vol := 0.0
 		for _, p := range pr {
 			for _, b := range p.bursts {
@@ -217,7 +233,8 @@ func classifyApp(key appKey, runs []Run, bursts []Burst, stepNS int64, o Options
 	a.Presence = round3(bestPresence)
 	a.Periodic = len(bestPeriodic)
 	if bestPresence < o.Presence {
-		a.Reason = fmt.Sprintf("no burst cluster recurs in %.0f%% of its runs (best: %d of %d runs)", 100*o.Presence, len(bestPeriodic), len(runs))
+		a.Reason = fmt.Sprintf("no burst cluster recurs in %.0f%% of the runs that show it and %.0f%% of all its runs (best: %d of %d runs)",
+			100*o.Presence, 100*minShare, len(bestPeriodic), len(runs))
 		return a
 	}
 	// The cluster's extent, for recognising its bursts outside the runs.
@@ -255,6 +272,12 @@ func classifyApp(key appKey, runs []Run, bursts []Burst, stepNS int64, o Options
 	}
 	return a
 }
+
+// minShare is the least share of all its runs, with I/O or not, in
+// which an application's pattern must recur: 0.4 let a non-periodic
+// application of the drift family through (5 periodic runs of 11 by
+// chance, tuning seed 4).
+const minShare = 0.5
 
 type periodicRun struct {
 	run      Run

@@ -91,17 +91,14 @@ type dBurst struct {
 
 // dRun is one run of a drift-family application.
 type dRun struct {
-	app      *dApp
-	start    float64
-	dur      float64
-	withIO   bool
-	stretch  float64
-	bursts   []dBurst
-	records  []BurstRecord
-	state    string
-	limitS   float64
-	submitS  float64
-	jobIndex int
+	app     *dApp
+	start   float64
+	dur     float64
+	withIO  bool
+	stretch float64
+	bursts  []dBurst
+	records []BurstRecord
+	state   string
 }
 
 // dApp is one application of a drift scenario.

@@ -331,3 +331,19 @@ func matchSegments(ref, run []segment, f, minTol float64) []int {
 	}
 	return out
 }
+
+// lengthSpread is the interquartile range of the lengths of the runs
+// left after preprocessing, over their median: how unevenly contention
+// stretched them.
+func lengthSpread(samples []Sample, o Options) float64 {
+	o.Trim, o.Background = false, false
+	p, err := preprocess(samples, o)
+	if err != nil || len(p.t) < 2 {
+		return 0
+	}
+	l := make([]float64, len(p.t))
+	for i, t := range p.t {
+		l[i] = float64(len(t))
+	}
+	return (quantile(l, 0.75) - quantile(l, 0.25)) / median(l)
+}

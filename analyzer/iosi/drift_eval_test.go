@@ -1,7 +1,6 @@
 package iosi
 
 import (
-	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -77,10 +76,42 @@ func seedsFromEnv(def []uint64) []uint64 {
 	return out
 }
 
-func TestDriftTune(t *testing.T) {
-	if os.Getenv("IOPRED_DRIFT_SEEDS") == "" {
-		t.Skip("set IOPRED_DRIFT_SEEDS")
+// heldOutSeeds are the drift family's seeds never looked at while
+// tuning (tuning used seeds 1 to 3 for IOSI, 1 to 6 for AID).
+var heldOutSeeds = []uint64{101, 102, 103, 104, 105, 106}
+
+// TestEvaluateDrift is IOSI on the second scenario family's held-out
+// seeds (3 days each, at most 128 OSTs to keep it quick), where runs are
+// stretched unevenly and bursts drift: the default (which aligns burst
+// by burst when the runs' lengths spread, Options.AlignSpread) must do
+// better than the default without alignment and than DTW in median
+// cross-correlation and correlation, and keep the medians it reached
+// when this test was written (cross-correlation 0.819, correlation
+// 0.623, volume error 11.0%) within a small margin. The goal
+// (0.90, 0.85, 10%, 5 of 6 exact) is not met; README.md says where it
+// falls short.
+func TestEvaluateDrift(t *testing.T) {
+	if testing.Short() {
+		t.Skip("simulates six centers")
 	}
-	driftTable(t, seedsFromEnv(nil), 128, testing.Verbose())
-	_ = fmt.Sprint
+	all := driftTable(t, heldOutSeeds, 128, testing.Verbose())
+	d := summarize(all[methods()[0].name])
+	if d.xcorr < 0.80 || d.corr < 0.60 || d.vol > 0.12 {
+		t.Errorf("IOSI default on held-out drift seeds: cross-correlation %.3f (want >= 0.80), correlation %.3f (>= 0.60), volume error %.1f%% (<= 12%%)",
+			d.xcorr, d.corr, 100*d.vol)
+	}
+	for _, name := range []string{"IOSI (no alignment)", "DTW"} {
+		if o := summarize(all[name]); o.xcorr >= d.xcorr || o.corr >= d.corr {
+			t.Errorf("%s: cross-correlation %.3f, correlation %.3f, not below the default's %.3f, %.3f", name, o.xcorr, o.corr, d.xcorr, d.corr)
+		}
+	}
+}
+
+// BenchmarkDriftTables prints the per-seed table of every method on the
+// drift family at full size (the OST count as drawn, 24 to 1,000), on
+// the held-out seeds or IOPRED_DRIFT_SEEDS.
+func BenchmarkDriftTables(b *testing.B) {
+	for range b.N {
+		driftTable(b, seedsFromEnv(heldOutSeeds), 0, false)
+	}
 }

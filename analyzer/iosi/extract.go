@@ -25,7 +25,7 @@ const shapeLen = 32
 // Extract computes the signature of the samples of one application with
 // IOSI. It needs at least MinRuns samples left after preprocessing.
 func Extract(samples []Sample, o Options) (*Signature, error) {
-	if o.BurstAlign {
+	if o.BurstAlign || o.AlignSpread > 0 && lengthSpread(samples, o) > o.AlignSpread {
 		return extractAligned(samples, o)
 	}
 	p, err := preprocess(samples, o)
