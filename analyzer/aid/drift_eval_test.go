@@ -117,7 +117,7 @@ func driftAIDTable(tb testing.TB, seeds []uint64, days float64, maxOSTs int) (fo
 // seeds (10 days, at most 64 OSTs, to keep it quick): no false positive
 // on any seed (light, irregular, piggy-back and probation applications
 // among them), and at least 40% of the I/O-intensive applications
-// found (16 of 36 when this test was written). The
+// found (18 of 36 when this test was written). The
 // issue's goal, every one found, is not met: hourly checkpointers whose
 // runs also hold foreign bursts of their size, and modest writers at a
 // low rate on two to four OSTs, are missed (see README.md).

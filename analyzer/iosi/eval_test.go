@@ -2,6 +2,7 @@ package iosi
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"testing"
 	"time"
@@ -123,14 +124,19 @@ func summarize(sc []Score) summary {
 // correlation coefficient of 0.85 with the ground truth, no burst missed
 // or invented on at least 5 of 6 signatures, a median I/O volume error
 // within 10%, and a better correlation coefficient and volume error than
-// both the paper's method and DTW. The table gives all three methods.
+// both the paper's method and DTW. The table gives every method.
+// IOPRED_CENTER_HELDOUT=1 runs seeds 4 to 6 instead.
 func TestEvaluateCenter(t *testing.T) {
 	if testing.Short() {
 		t.Skip("simulates three fortnights of a center")
 	}
 	all := map[string][]Score{}
 	ms := methods()
-	for seed := uint64(1); seed <= 3; seed++ {
+	first, last := uint64(1), uint64(3)
+	if os.Getenv("IOPRED_CENTER_HELDOUT") != "" {
+		first, last = 4, 6 // the seeds the first family's figures were not tuned on
+	}
+	for seed := first; seed <= last; seed++ {
 		sim := simulate(t, "iosi", seed, 0)
 		for k, v := range scoreAll(t, sim, ms, testing.Verbose()) {
 			all[k] = append(all[k], v...)
