@@ -192,6 +192,7 @@ func classifyApp(key appKey, runs []Run, bursts []Burst, stepNS int64, o Options
 	var bestPeriodic []periodicRun
 	for c := range nc {
 		var pr []periodicRun
+		shown := 0
 		for i, r := range runs {
 			var times []int
 			for _, b := range perRun[i] {
@@ -199,11 +200,26 @@ func classifyApp(key appKey, runs []Run, bursts []Burst, stepNS int64, o Options
 					times = append(times, b)
 				}
 			}
-			if ok, iv := periodic(bursts, times, r); ok {
-				pr = append(pr, periodicRun{run: r, bursts: times, interval: iv})
+			if len(times) > 0 {
+				shown++
+			}
+			if ok, iv, on := periodic(bursts, times, r); ok {
+				pr = append(pr, periodicRun{run: r, bursts: on, interval: iv})
 			}
 		}
-		presence := float64(len(pr)) / float64(len(runs))
+		// Support is counted among the runs that show a burst of the
+		// cluster at all: a restart or a test run that did no I/O is no
+		// evidence against the pattern, and counting it would hide an
+		// application that often restarts. A run with a burst of the
+		// cluster's kind (its own or another job's) and no rhythm still
+		// counts against it, and the periodic runs must be two or more
+		// and at least minShare of all its runs, so that an application whose bursts
+		// fall at random times, periodic in a few runs by chance and
+		// absent from others, is not lifted by the runs it did nothing in.
+		presence := 0.0
+		if len(pr) >= 2 && float64(len(pr)) >= minShare*float64(len(runs)) {
+			presence = float64(len(pr)) / float64(shown)
+		}
 		vol := 0.0
 		for _, p := range pr {
 			for _, b := range p.bursts {
@@ -217,7 +233,8 @@ func classifyApp(key appKey, runs []Run, bursts []Burst, stepNS int64, o Options
 	a.Presence = round3(bestPresence)
 	a.Periodic = len(bestPeriodic)
 	if bestPresence < o.Presence {
-		a.Reason = fmt.Sprintf("no burst cluster recurs in %.0f%% of its runs (best: %d of %d runs)", 100*o.Presence, len(bestPeriodic), len(runs))
+		a.Reason = fmt.Sprintf("no burst cluster recurs in %.0f%% of the runs that show it and %.0f%% of all its runs (best: %d of %d runs)",
+			100*o.Presence, 100*minShare, len(bestPeriodic), len(runs))
 		return a
 	}
 	// The cluster's extent, for recognising its bursts outside the runs.
@@ -255,6 +272,12 @@ func classifyApp(key appKey, runs []Run, bursts []Burst, stepNS int64, o Options
 	}
 	return a
 }
+
+// minShare is the least share of all its runs, with I/O or not, in
+// which an application's pattern must recur: 0.4 let a non-periodic
+// application of the drift family through (5 periodic runs of 11 by
+// chance, tuning seed 4).
+const minShare = 0.5
 
 type periodicRun struct {
 	run      Run
@@ -327,31 +350,85 @@ func fill(n, v int) []int {
 }
 
 // periodic tells whether the bursts (indices, in time order) recur
-// regularly through a run: at least three, 60% of the gaps within 30%
-// of their median, and covering half the run or more. It returns the
-// median interval in seconds.
-func periodic(bursts []Burst, times []int, r Run) (bool, float64) {
+// regularly through a run, and which of them do: all of them when 60%
+// of their gaps are within 30% of the median gap; otherwise the longest
+// chain of at least three, each one interval after the last and of the
+// same bytes as the first, when at least a third of the bursts are on
+// it (a foreign burst of the same kind between two hourly checkpoints
+// does not break their rhythm); either way covering half the run or
+// more. It returns the interval in seconds (the median gap between the
+// rhythm's neighbours) and the bursts on it.
+func periodic(bursts []Burst, times []int, r Run) (bool, float64, []int) {
 	if len(times) < 3 {
-		return false, 0
+		return false, 0, nil
+	}
+	at := func(i int) float64 { return float64(bursts[times[i]].StartNS) / 1e9 }
+	runS := float64(r.EndNS-r.StartNS) / 1e9
+	covers := func(on []int, iv float64) bool {
+		span := float64(bursts[on[len(on)-1]].StartNS-bursts[on[0]].StartNS)/1e9 + iv
+		return span >= 0.5*runS
 	}
 	gaps := make([]float64, 0, len(times)-1)
 	for i := 1; i < len(times); i++ {
-		gaps = append(gaps, float64(bursts[times[i]].StartNS-bursts[times[i-1]].StartNS)/1e9)
+		gaps = append(gaps, at(i)-at(i-1))
 	}
-	med := median(gaps)
-	if med <= 0 {
-		return false, 0
-	}
-	reg := 0
-	for _, g := range gaps {
-		if math.Abs(g-med) <= 0.3*med {
-			reg++
+	if med := median(gaps); med > 0 {
+		reg := 0
+		for _, g := range gaps {
+			if math.Abs(g-med) <= 0.3*med {
+				reg++
+			}
+		}
+		if float64(reg) >= 0.6*float64(len(gaps)) && covers(times, med) {
+			return true, med, times
 		}
 	}
-	span := float64(bursts[times[len(times)-1]].StartNS-bursts[times[0]].StartNS)/1e9 + med
-	runS := float64(r.EndNS-r.StartNS) / 1e9
-	return float64(reg) >= 0.6*float64(len(gaps)) && span >= 0.5*runS, med
+	// Some bursts off the rhythm: the longest chain from one burst where
+	// each next one follows the last by one interval, give or take
+	// chainSlack of one (drift builds up along a run, so each step is
+	// measured from the last burst, not the first), and moves the same
+	// bytes as the first within chainBytes (an application writes the
+	// same checkpoint every time; bursts at random times vary).
+	var best []int
+	bestIv := 0.0
+	for a := range times {
+		va := bursts[times[a]].Bytes
+		for b := a + 1; b < len(times); b++ {
+			iv := at(b) - at(a)
+			if iv <= 0 {
+				continue
+			}
+			on, last := []int{times[a]}, a
+			for c := a + 1; c < len(times); c++ {
+				k := (at(c) - at(last)) / iv
+				if math.Abs(k-1) <= chainSlack && math.Abs(math.Log(bursts[times[c]].Bytes/va)) <= chainBytes {
+					on = append(on, times[c])
+					last = c
+				}
+			}
+			if len(on) > len(best) || len(on) == len(best) && iv > bestIv {
+				best, bestIv = on, iv
+			}
+		}
+	}
+	if len(best) < 3 || 3*len(best) < len(times) {
+		return false, 0, nil
+	}
+	gaps = gaps[:0]
+	for i := 1; i < len(best); i++ {
+		gaps = append(gaps, float64(bursts[best[i]].StartNS-bursts[best[i-1]].StartNS)/1e9)
+	}
+	med := median(gaps)
+	return covers(best, med), med, best
 }
+
+// chainSlack and chainBytes bound a rhythm's steps: within this share
+// of an interval, and within this log ratio of the first burst's bytes
+// (0.15: 16%).
+const (
+	chainSlack = 0.15
+	chainBytes = 0.15
+)
 
 // countMatching counts the bursts in [from, to) that look like the
 // pattern's and fall in its rhythm: a whole number of intervals from ref,

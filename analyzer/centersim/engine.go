@@ -187,6 +187,14 @@ func Run(s *Scenario, opt Options) (*Result, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
+	if s.Family == FamilyDrift {
+		if opt.Advisor != nil {
+			return nil, errors.New("scenario: the drift family has no scheduler to advise")
+		}
+		c := *s
+		c.DrawFamily(opt.Seed)
+		return runDrift(&c, opt)
+	}
 	w, err := s.buildWorkload(opt.Seed)
 	if err != nil {
 		return nil, err

@@ -19,6 +19,8 @@ var presets = map[string]func() *Scenario{
 	"aid-replay":     aidReplayScenario,
 	"aid-contention": aidContentionScenario,
 	"small":          smallScenario,
+	"drift":          driftIOSIScenario,
+	"drift-aid":      driftAIDScenario,
 }
 
 // PresetNames lists the built-in scenarios.
@@ -54,7 +56,15 @@ func PresetNames() []string {
 //     I/O-aware scheduling is for (advice may hold a job 3 hours); learn
 //     from a longer, calmer period (--days 30), replay another seed;
 //   - small: one day at 5 s on 16 OSTs, three targets and a few foreign
-//     jobs, for quick tests.
+//     jobs, for quick tests;
+//   - drift: the second family (FamilyDrift), 3 days; the OST count (24
+//     to 1,000), the step (2 to 10 s) and six target applications, each
+//     with 8 to 11 runs and 1 to 3 restarts without I/O, drawn from the
+//     seed, among foreign jobs whose bursts look like the targets';
+//   - drift-aid: the second family over 20 days for AID: six targets
+//     (hourly checkpoints and modest few-OST writers among them) with 2
+//     to 4 restarts each, two applications on probation (3 and 4 runs),
+//     two light, two irregular and two piggy-back ones.
 func Preset(name string) (*Scenario, error) {
 	f, ok := presets[name]
 	if !ok {

@@ -29,9 +29,13 @@ import (
 // Scenario describes a center and its workload. The zero value of an
 // optional field takes the default Validate gives it.
 type Scenario struct {
-	Name  string    `json:"name"`
-	Start time.Time `json:"start"` // start of the simulated period
-	Days  float64   `json:"days"`
+	Name string `json:"name"`
+	// Family is the generator: "" for the fluid engine and the scenario
+	// as given, FamilyDrift for the second family, which draws the
+	// center and its applications from the seed (see FamilyDrift).
+	Family string    `json:"family,omitempty"`
+	Start  time.Time `json:"start"`
+	Days   float64   `json:"days"`
 	// StepS is the width of one log sample in seconds (LMT logs every 2
 	// to 5 s): a whole number.
 	StepS int    `json:"step_s"`
@@ -225,6 +229,24 @@ func (s *Scenario) Validate() error {
 		if *v == 0 {
 			*v = d
 		}
+	}
+	if s.Family == FamilyDrift {
+		if s.FS == "" {
+			s.FS = "drift"
+		}
+		switch {
+		case s.Days <= 0:
+			return errors.New("scenario: days must be positive")
+		case s.StepS < 0 || s.StepS > 600:
+			return fmt.Errorf("scenario: step_s %d out of [1, 600] (0: drawn from the seed)", s.StepS)
+		case s.OSTs < 0 || s.OSTs > 65536:
+			return fmt.Errorf("scenario: osts %d out of [1, 65536] (0: drawn from the seed)", s.OSTs)
+		case len(s.Apps) > 0 || s.Foreign.Jobs > 0:
+			return errors.New("scenario: the drift family draws its applications from the seed: give no apps or foreign jobs")
+		}
+		return nil
+	} else if s.Family != "" {
+		return fmt.Errorf("scenario: family %q (want none or %q)", s.Family, FamilyDrift)
 	}
 	defInt(&s.StepS, 5)
 	if s.FS == "" {

@@ -2,6 +2,7 @@ package iosi
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"testing"
 	"time"
@@ -59,6 +60,8 @@ func methods() []method {
 		{"IOSI (default)", func(s []Sample) (*Signature, error) { return Extract(s, Default()) }},
 		{"IOSI (--paper)", func(s []Sample) (*Signature, error) { return Extract(s, Paper()) }},
 		{"DTW", func(s []Sample) (*Signature, error) { return ExtractDTW(s, Paper()) }},
+		{"IOSI (no alignment)", func(s []Sample) (*Signature, error) { o := Default(); o.AlignSpread = 0; return Extract(s, o) }},
+		{"IOSI (always aligned)", func(s []Sample) (*Signature, error) { o := Default(); o.BurstAlign = true; return Extract(s, o) }},
 	}
 }
 
@@ -121,14 +124,19 @@ func summarize(sc []Score) summary {
 // correlation coefficient of 0.85 with the ground truth, no burst missed
 // or invented on at least 5 of 6 signatures, a median I/O volume error
 // within 10%, and a better correlation coefficient and volume error than
-// both the paper's method and DTW. The table gives all three methods.
+// both the paper's method and DTW. The table gives every method.
+// IOPRED_CENTER_HELDOUT=1 runs seeds 4 to 6 instead.
 func TestEvaluateCenter(t *testing.T) {
 	if testing.Short() {
 		t.Skip("simulates three fortnights of a center")
 	}
 	all := map[string][]Score{}
 	ms := methods()
-	for seed := uint64(1); seed <= 3; seed++ {
+	first, last := uint64(1), uint64(3)
+	if os.Getenv("IOPRED_CENTER_HELDOUT") != "" {
+		first, last = 4, 6 // the seeds the first family's figures were not tuned on
+	}
+	for seed := first; seed <= last; seed++ {
 		sim := simulate(t, "iosi", seed, 0)
 		for k, v := range scoreAll(t, sim, ms, testing.Verbose()) {
 			all[k] = append(all[k], v...)
@@ -145,7 +153,7 @@ func TestEvaluateCenter(t *testing.T) {
 		t.Errorf("IOSI default: cross-correlation %.3f (want >= 0.90), correlation %.3f (>= 0.85), volume error %.1f%% (<= 10%%), clean %d of %d (>= 5/6)",
 			d.xcorr, d.corr, 100*d.vol, d.clean, d.n)
 	}
-	for _, m := range ms[1:] {
+	for _, m := range ms[1:3] { // the paper's method and DTW
 		if o := summarize(all[m.name]); o.corr >= d.corr || o.vol <= d.vol {
 			t.Errorf("%s: correlation %.3f and volume error %.1f%% not worse than the default's %.3f and %.1f%%", m.name, o.corr, 100*o.vol, d.corr, 100*d.vol)
 		}

@@ -25,6 +25,9 @@ const shapeLen = 32
 // Extract computes the signature of the samples of one application with
 // IOSI. It needs at least MinRuns samples left after preprocessing.
 func Extract(samples []Sample, o Options) (*Signature, error) {
+	if o.BurstAlign || o.AlignSpread > 0 && lengthSpread(samples, o) > o.AlignSpread {
+		return extractAligned(samples, o)
+	}
 	p, err := preprocess(samples, o)
 	if err != nil {
 		return nil, err

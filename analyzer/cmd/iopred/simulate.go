@@ -181,6 +181,7 @@ func simulateCenter(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	s.DrawFamily(*seed) // the drift family draws its OSTs and step from the seed
 	if *printConfig {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", " ")
