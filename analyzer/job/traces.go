@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"iopred/analyzer/pathfilter"
 	"iopred/predictor"
@@ -47,6 +49,11 @@ type Options struct {
 	// reports no accuracy, and costs a fraction of the time (`iopred
 	// period` needs only the signal).
 	NoAccuracy bool
+	// Jobs is how many traces are read at once (each on its own
+	// goroutine); 0 or 1 reads them one after another. The summary is
+	// the same whatever Jobs: the partials are merged in rank order
+	// after every trace is read.
+	Jobs int
 }
 
 // FromTracesWith is FromTraces with options.
@@ -69,7 +76,7 @@ func FromTracesWith(paths []string, opt Options) (*Summary, []string, error) {
 			}
 		}
 		if !ranked {
-			return fromProcesses(paths, filter, !opt.NoAccuracy)
+			return fromProcesses(paths, filter, !opt.NoAccuracy, opt.Jobs)
 		}
 	}
 	var warnings []string
@@ -78,8 +85,14 @@ func FromTracesWith(paths []string, opt Options) (*Summary, []string, error) {
 	where := map[int]string{}
 	top := -1
 	mpi := map[int]bool{}
-	for _, path := range paths {
-		p, rank, usedMPI, err := rankPartial(path, -1, filter, !opt.NoAccuracy)
+	results := readPartials(paths, opt.Jobs, func(_ int, path string) rankResult {
+		var res rankResult
+		res.p, res.rank, res.usedMPI, res.err = rankPartial(path, -1, filter, !opt.NoAccuracy)
+		return res
+	})
+	for i, path := range paths {
+		p, rank, usedMPI, err := results[i].p, results[i].rank, results[i].usedMPI, results[i].err
+		results[i] = rankResult{} // the merge below keeps what it needs
 		if err != nil {
 			warnings = append(warnings, err.Error())
 			var te *tracefmt.TruncatedError
@@ -131,7 +144,7 @@ func FromTracesWith(paths []string, opt Options) (*Summary, []string, error) {
 
 // fromProcesses is the job view of traces without ranks, trace i taken
 // for rank i.
-func fromProcesses(paths []string, filter *pathfilter.Filter, replay bool) (*Summary, []string, error) {
+func fromProcesses(paths []string, filter *pathfilter.Filter, replay bool, jobs int) (*Summary, []string, error) {
 	if len(paths) == 0 {
 		return nil, nil, errors.New("job: no trace")
 	}
@@ -141,8 +154,13 @@ func fromProcesses(paths []string, filter *pathfilter.Filter, replay bool) (*Sum
 	var warnings []string
 	var firstErr error
 	parts := make([]*Partial, len(paths))
-	for i, path := range paths {
-		p, _, _, err := rankPartial(path, i, filter, replay)
+	results := readPartials(paths, jobs, func(i int, path string) rankResult {
+		var res rankResult
+		res.p, _, _, res.err = rankPartial(path, i, filter, replay)
+		return res
+	})
+	for i := range paths {
+		p, err := results[i].p, results[i].err
 		if err != nil {
 			warnings = append(warnings, err.Error())
 			var te *tracefmt.TruncatedError
@@ -160,6 +178,45 @@ func fromProcesses(paths []string, filter *pathfilter.Filter, replay bool) (*Sum
 		return nil, warnings, err
 	}
 	return Summarize(merged), warnings, firstErr
+}
+
+// rankResult is what rankPartial found in one trace.
+type rankResult struct {
+	p       *Partial
+	rank    int
+	usedMPI bool
+	err     error
+}
+
+// readPartials calls read on every path, on up to jobs goroutines at
+// once, and returns the results in the order of paths. A partial is
+// bounded (MaxStreams, MaxRunsPerStream), so the results hold at most a
+// bounded partial per trace, whatever the traces' sizes.
+func readPartials(paths []string, jobs int, read func(i int, path string) rankResult) []rankResult {
+	results := make([]rankResult, len(paths))
+	if jobs <= 1 || len(paths) <= 1 {
+		for i, path := range paths {
+			results[i] = read(i, path)
+		}
+		return results
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(jobs, len(paths)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(paths) {
+					return
+				}
+				results[i] = read(i, paths[i])
+			}
+		}()
+	}
+	wg.Wait()
+	return results
 }
 
 // rankPartial reads one trace into its rank's partial, leaving out the

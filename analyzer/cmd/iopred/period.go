@@ -18,7 +18,7 @@ import (
 func init() {
 	register(&command{
 		name:    "period",
-		usage:   "[--signal auto|job|ftio] [--mode write|read|both] [--fs HZ] [--tol X] [--json] [--online] [--per-process] [--plot OUT.svg|.png|.html] TRACE|DIR...",
+		usage:   "[--signal auto|job|ftio] [--mode write|read|both] [--fs HZ] [--tol X] [--json] [--online] [--per-process] [--plot OUT.svg|.png|.html] [--jobs N] TRACE|DIR...",
 		summary: "FTIO periodicity of the I/O: the job's bandwidth on iopred traces, FTIO's sampling on FTIO's JSON, JSON lines, MessagePack",
 		run:     runPeriod,
 	})
@@ -39,12 +39,16 @@ func runPeriod(args []string, stdout, stderr io.Writer) error {
 	plot := fs.String("plot", "", "write the signal and the spectrum to `FILE` (.svg, .png or .html)")
 	signal := fs.String("signal", "auto", "which signal: job (every process's bytes spread over each request's duration on one time grid, FTIO at several resolutions, the period checked against its multiples), ftio (FTIO's sampling, --fs and --average), or auto: job for iopred, Darshan and DFTracer traces, ftio for FTIO's inputs or when an FTIO sampling option is given")
 	jobView := fs.Bool("job", false, "the same as --signal job")
+	jobs := jobsFlag(fs)
 	paths, err := parseFlagsAnywhere(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(paths) == 0 {
 		return errUsage
+	}
+	if err := checkJobs(*jobs); err != nil {
+		return err
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -87,7 +91,7 @@ func runPeriod(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("--signal %q: want auto, job or ftio", *signal)
 	}
 	if *signal == "job" {
-		return runPeriodJob(paths, mode, *asJSON, *plot, stdout, stderr)
+		return runPeriodJob(paths, mode, *asJSON, *plot, *jobs, stdout, stderr)
 	}
 	srcs, err := ftio.FileSources(paths, mode, modes)
 	if err != nil {
@@ -277,12 +281,12 @@ func runPeriodOnline(srcs []ftio.Source, opt ftio.Options, asJSON bool, stdout i
 // runPeriodJob prints the period of a job's signal as the job summary
 // finds it (job.Period), from its traces: an MPI job's ranks, or the
 // processes of a program without ranks.
-func runPeriodJob(paths []string, mode ftio.Mode, asJSON bool, plot string, stdout, stderr io.Writer) error {
+func runPeriodJob(paths []string, mode ftio.Mode, asJSON bool, plot string, jobs int, stdout, stderr io.Writer) error {
 	traces, err := tracefmt.Discover(paths...)
 	if err != nil {
 		return err
 	}
-	sum, warnings, readErr := job.FromTracesWith(traces, job.Options{Processes: true, NoAccuracy: true})
+	sum, warnings, readErr := job.FromTracesWith(traces, job.Options{Processes: true, NoAccuracy: true, Jobs: jobs})
 	for _, w := range warnings {
 		fmt.Fprintf(stderr, "iopred period: warning: %s\n", w)
 	}
