@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 
 	"github.com/klauspost/compress/zstd"
@@ -102,6 +103,10 @@ type Reader struct {
 	footer     *Footer
 	endsClean  bool // the last record read was a footer
 	ops        map[string]string
+
+	// rawOnly makes readFrame find the next frame's bytes without
+	// decoding them (FinalFooter).
+	rawOnly bool
 
 	// Delta state of the current frame.
 	prevStart int64
@@ -402,6 +407,10 @@ func (r *Reader) readFrame() error {
 			if err := r.take(4, start, "frame checksum"); err != nil {
 				return err
 			}
+		}
+		if r.rawOnly {
+			r.frameOff = start
+			return nil
 		}
 		data, err := r.dec.DecodeAll(r.raw, r.data[:0])
 		if err != nil {
@@ -959,4 +968,53 @@ func (e *Event) AppendJSON(b []byte) []byte {
 		b = strconv.AppendBool(b, IsCollective(e.Op))
 	}
 	return append(b, '}')
+}
+
+// FinalFooter returns the footer a complete iopred trace ends with, found
+// without decoding the trace: the frame boundaries come from the zstd
+// block headers, and only the last frame is decompressed. ok is false when
+// the file is not an iopred trace, is cut short, or does not end with a
+// footer. A Reader that reads the trace to io.EOF returns this footer last
+// (Reader.Footer); an analysis that needs the rest of a trace only when its
+// footer says so (a model's summary) can decide before reading it.
+func FinalFooter(path string) (f *Footer, ok bool) {
+	fd, err := os.Open(path)
+	if err != nil {
+		return nil, false
+	}
+	defer fd.Close()
+	r := &Reader{name: path, br: bufio.NewReaderSize(fd, 256<<10), rawOnly: true}
+	var last []byte
+	for {
+		err := r.readFrame()
+		if err == errEndOfInput {
+			break
+		}
+		if err != nil {
+			return nil, false
+		}
+		last = append(last[:0], r.raw...)
+	}
+	if len(last) == 0 {
+		return nil, false
+	}
+	dec, err := newDecoder()
+	if err != nil {
+		return nil, false
+	}
+	defer dec.Close()
+	data, err := dec.DecodeAll(last, nil)
+	if err != nil || len(data) == 0 || data[len(data)-1] != '\n' {
+		return nil, false
+	}
+	data = data[:len(data)-1]
+	line := data[bytes.LastIndexByte(data, '\n')+1:]
+	if k, err := lineKind(line); err != nil || k != KindFooter {
+		return nil, false
+	}
+	f = new(Footer)
+	if err := json.Unmarshal(line, f); err != nil {
+		return nil, false
+	}
+	return f, true
 }

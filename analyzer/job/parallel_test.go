@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"iopred/analyzer/synth"
@@ -67,5 +68,72 @@ func TestFromTracesJobsIdentical(t *testing.T) {
 				t.Errorf("%s: jobs %d differs from jobs 1:\n%s\nwant\n%s", c.name, jobs, got, want)
 			}
 		}
+	}
+}
+
+// rankPartial skips the model's replay for a trace whose final footer
+// says no model ran, and gives exactly the partial of the full replay:
+// for traces with and without a model, killed, and corrupt in the middle
+// (where the reading stops before that footer).
+func TestRankPartialSkipsReplayExactly(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, model bool, footer bool) string {
+		path := filepath.Join(dir, name+tracefmt.FileSuffix)
+		f, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		rank := 3
+		w, err := tracefmt.NewWriter(f, tracefmt.Header{Program: "/opt/app", PID: 9, Rank: &rank, StartUnixNs: 1e18}, tracefmt.WriterOptions{FrameBytes: 3000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Context(tracefmt.Context{ID: 5, Frames: []tracefmt.Frame{{Module: "/opt/app", Offset: 1}}})
+		w.Context(tracefmt.Context{ID: 6, Frames: []tracefmt.Frame{{Module: "/opt/app", Offset: 2}}})
+		w.File(tracefmt.File{ID: 1, Path: "/d/out"})
+		for i := range 3000 {
+			ctx := uint64(5 + i%2)
+			if err := w.Event(&tracefmt.Event{Op: "pwrite", FileID: 1, Offset: int64(i) * 4096, Size: 4096, Ret: 4096, Bytes: 4096,
+				StartNs: int64(i) * 1000, EndNs: int64(i)*1000 + 500, Ctx: ctx}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var m map[string]any
+		if model {
+			m = map[string]any{"events": 3000}
+		}
+		if footer {
+			err = w.Close(tracefmt.Footer{Reason: "exit", EndNs: 4e6, Model: m})
+		} else {
+			err = w.Flush()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	corrupt := func(path string) string {
+		b, _ := os.ReadFile(path)
+		b[len(b)/2] ^= 0x55
+		out := path + ".bad" + tracefmt.FileSuffix
+		os.WriteFile(out, b, 0o644)
+		return out
+	}
+	noModel := write("nomodel", false, true)
+	model := write("model", true, true)
+	for _, path := range []string{noModel, model, write("killed", true, false), corrupt(noModel), corrupt(model)} {
+		p, rank, mpi, err := rankPartial(path, -1, defaultFilter, true)
+		q, qrank, qmpi, qerr := readRank(path, -1, defaultFilter, true)
+		if !reflect.DeepEqual(p, q) || rank != qrank || mpi != qmpi || fmt.Sprint(err) != fmt.Sprint(qerr) {
+			t.Errorf("%s: partial %+v, %v; the full replay gives %+v, %v", filepath.Base(path), p, err, q, qerr)
+		}
+	}
+	// The accuracy is there exactly when the footer names a model.
+	if p, _, _, _ := rankPartial(model, -1, defaultFilter, true); p.Accuracy[0] < 0 {
+		t.Errorf("a trace with a model has no accuracy: %v", p.Accuracy)
+	}
+	if p, _, _, _ := rankPartial(noModel, -1, defaultFilter, true); p.Accuracy[0] >= 0 {
+		t.Errorf("a trace without a model has an accuracy: %v", p.Accuracy)
 	}
 }

@@ -224,6 +224,24 @@ func readPartials(paths []string, jobs int, read func(i int, path string) rankRe
 // one), or as, when as >= 0. usedMPI says whether the process made MPI
 // calls. replay runs the rank's model over the events for its accuracy.
 func rankPartial(path string, as int, filter *pathfilter.Filter, replay bool) (p *Partial, rank int, usedMPI bool, err error) {
+	if replay {
+		// The accuracy is reported only when the process ran a model,
+		// which its last footer says: a trace that ends with a footer
+		// without one needs no replay, the costliest part of reading
+		// it. Should the reading stop short of that footer after all,
+		// the trace is read again with the model.
+		if f, ok := tracefmt.FinalFooter(path); ok && f.Model == nil {
+			p, rank, usedMPI, err = readRank(path, as, filter, false)
+			if err == nil {
+				return p, rank, usedMPI, nil
+			}
+		}
+	}
+	return readRank(path, as, filter, replay)
+}
+
+// readRank is rankPartial, replaying the model over the events when told.
+func readRank(path string, as int, filter *pathfilter.Filter, replay bool) (p *Partial, rank int, usedMPI bool, err error) {
 	r, err := tracefmt.Open(path)
 	if err != nil {
 		return nil, -1, false, err
