@@ -1,9 +1,11 @@
 package summary
 
 import (
+	"io"
 	"sync"
 	"sync/atomic"
 
+	"iopred/analyzer/job"
 	"iopred/tracefmt"
 )
 
@@ -49,13 +51,18 @@ type opened struct {
 // has a goroutine reading it, so the pipeline cannot stall.
 type sources struct {
 	traces []string
+	jobOpt job.Options
+	// readers are the traces' job partials, built from the same records
+	// as the summary (each trace is decoded once for both); readers[i]
+	// is set before trace i's last record is handed over.
+	readers []*job.TraceReader
 	slots  []chan opened // per trace, its opened value once
 	done   chan struct{}
 	wg     sync.WaitGroup
 }
 
-func newSources(traces []string, jobs int) *sources {
-	s := &sources{traces: traces}
+func newSources(traces []string, jobs int, jobOpt job.Options) *sources {
+	s := &sources{traces: traces, jobOpt: jobOpt, readers: make([]*job.TraceReader, len(traces))}
 	if jobs <= 1 || len(traces) <= 1 {
 		return s
 	}
@@ -85,7 +92,7 @@ func newSources(traces []string, jobs int) *sources {
 
 // read decodes trace i into its channel; false when the summary stopped.
 func (s *sources) read(i int) bool {
-	r, err := tracefmt.Open(s.traces[i])
+	r, err := s.openTrace(i)
 	if err != nil {
 		s.slots[i] <- opened{err: err}
 		return true
@@ -114,11 +121,46 @@ func (s *sources) read(i int) bool {
 	}
 }
 
+// openTrace opens trace i with its job partial fed from its records.
+func (s *sources) openTrace(i int) (*feedingSource, error) {
+	r, err := tracefmt.Open(s.traces[i])
+	if err != nil {
+		s.readers[i] = job.OpenFailed(s.traces[i], err)
+		return nil, err
+	}
+	t := job.NewTraceReader(s.traces[i], r.Header(), s.jobOpt)
+	s.readers[i] = t
+	return &feedingSource{Stream: r, job: t}, nil
+}
+
+// feedingSource is a trace whose records also go to its job partial.
+type feedingSource struct {
+	tracefmt.Stream
+	job   *job.TraceReader
+	ended bool
+}
+
+func (f *feedingSource) Next() (tracefmt.Record, error) {
+	rec, err := f.Stream.Next()
+	switch {
+	case err == nil:
+		f.job.Add(rec)
+	case !f.ended:
+		f.ended = true
+		if err == io.EOF {
+			f.job.End(nil)
+		} else {
+			f.job.End(err)
+		}
+	}
+	return rec, err
+}
+
 // open returns the function that opens trace i.
 func (s *sources) open(i int) func() (recordSource, error) {
 	if s.slots == nil {
 		return func() (recordSource, error) {
-			r, err := tracefmt.Open(s.traces[i])
+			r, err := s.openTrace(i)
 			if err != nil {
 				return nil, err
 			}

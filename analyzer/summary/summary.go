@@ -155,7 +155,7 @@ func Summarize(traces []string, opt Options) (*Report, error) {
 		s.filter = pathfilter.Default()
 	}
 	var firstErr error
-	src := newSources(traces, opt.Jobs)
+	src := newSources(traces, opt.Jobs, job.Options{AllPaths: opt.AllPaths})
 	defer src.stop()
 	for i, path := range traces {
 		p, err := s.trace(i, path, src.open(i))
@@ -205,7 +205,7 @@ func Summarize(traces []string, opt Options) (*Report, error) {
 	}
 	for _, p := range rep.Processes {
 		if p.Rank != nil && !s.cnt.countersOnly() {
-			j, warnings, err := job.FromTracesWith(traces, job.Options{AllPaths: opt.AllPaths, Jobs: opt.Jobs})
+			j, warnings, err := job.FromTraceReaders(traces, src.readers)
 			rep.Job, rep.JobWarnings = j, warnings
 			if j == nil && err != nil {
 				rep.JobWarnings = append(rep.JobWarnings, "no job view: "+err.Error())
