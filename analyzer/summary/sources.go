@@ -56,9 +56,9 @@ type sources struct {
 	// as the summary (each trace is decoded once for both); readers[i]
 	// is set before trace i's last record is handed over.
 	readers []*job.TraceReader
-	slots  []chan opened // per trace, its opened value once
-	done   chan struct{}
-	wg     sync.WaitGroup
+	slots   []chan opened // per trace, its opened value once
+	done    chan struct{}
+	wg      sync.WaitGroup
 }
 
 func newSources(traces []string, jobs int, jobOpt job.Options) *sources {

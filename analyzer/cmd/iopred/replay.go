@@ -16,7 +16,7 @@ import (
 func init() {
 	register(&command{
 		name:    "replay",
-		usage:   "[--json] [--model FILE] [--save FILE] [--prefetch] TRACE|DIR...",
+		usage:   "[--json] [--model FILE] [--save FILE] [--prefetch] [--jobs N] TRACE|DIR...",
 		summary: "evaluate the predictor on recorded traces, as the Omnisc'IO paper does",
 		run:     runReplay,
 	})
@@ -40,6 +40,7 @@ func runReplay(args []string, stdout, stderr io.Writer) error {
 	asJSON := fs.Bool("json", false, "print JSON instead of text")
 	modelPath := fs.String("model", "", "start every process from the model saved in `FILE` (second-run evaluation)")
 	savePath := fs.String("save", "", "save the model after the replay to `FILE` (one trace only)")
+	jobs := jobsFlag(fs)
 	var paths []string
 	// Flags may follow the traces.
 	for {
@@ -55,6 +56,9 @@ func runReplay(args []string, stdout, stderr io.Writer) error {
 	}
 	if len(paths) == 0 {
 		return errUsage
+	}
+	if err := checkJobs(*jobs); err != nil {
+		return err
 	}
 	traces, err := tracefmt.Discover(paths...)
 	if err != nil {
@@ -79,26 +83,40 @@ func runReplay(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("%s: %w", *modelPath, err)
 		}
 	}
-	reports := make([]replay.Report, 0, len(traces))
-	for _, t := range traces {
+	// The traces are replayed on --jobs goroutines, each with its own
+	// model; the reports are taken in the order given, as one by one.
+	type replayed struct {
+		rep   replay.Report
+		model *predictor.Model
+		err   error
+	}
+	results := inOrder(len(traces), *jobs, func(i int) replayed {
 		var opt replay.Options
 		if saved != nil {
 			// Each process starts from its own copy of the saved model.
-			opt.Model, err = predictor.Load(bytes.NewReader(saved))
+			m, err := predictor.Load(bytes.NewReader(saved))
 			if err != nil {
-				return fmt.Errorf("%s: %w", *modelPath, err)
+				return replayed{err: fmt.Errorf("%s: %w", *modelPath, err)}
 			}
+			opt.Model = m
 		}
-		rep, model, err := replay.File(t, opt)
-		if err != nil {
-			return err
+		rep, model, err := replay.File(traces[i], opt)
+		if *savePath == "" {
+			model = nil // only --save keeps the model
 		}
-		if rep.Truncated != "" {
-			fmt.Fprintf(stderr, "iopred replay: %s\n", rep.Truncated)
+		return replayed{rep, model, err}
+	})
+	reports := make([]replay.Report, 0, len(traces))
+	for _, r := range results {
+		if r.err != nil {
+			return r.err
 		}
-		reports = append(reports, rep)
+		if r.rep.Truncated != "" {
+			fmt.Fprintf(stderr, "iopred replay: %s\n", r.rep.Truncated)
+		}
+		reports = append(reports, r.rep)
 		if *savePath != "" {
-			if err := saveModel(model, *savePath); err != nil {
+			if err := saveModel(r.model, *savePath); err != nil {
 				return err
 			}
 		}
