@@ -137,3 +137,25 @@ func TestRankPartialSkipsReplayExactly(t *testing.T) {
 		t.Errorf("a trace without a model has an accuracy: %v", p.Accuracy)
 	}
 }
+
+// coarsen in place gives bit for bit the bins of a coarsening into a
+// fresh slice, for even and odd first indexes and any length.
+func TestCoarsenInPlace(t *testing.T) {
+	for first := int64(0); first < 5; first++ {
+		for n := 1; n < 40; n++ {
+			h := Histogram{WidthNs: MinBinNs, First: first}
+			for i := range n {
+				h.Bins = append(h.Bins, 0.1*float64(i*i%7)+1e-3*float64(i))
+			}
+			lo := h.First / 2
+			want := make([]float64, (h.First+int64(n)-1)/2-lo+1)
+			for i, v := range h.Bins {
+				want[(h.First+int64(i))/2-lo] += v
+			}
+			h.coarsen()
+			if h.First != lo || h.WidthNs != 2*MinBinNs || !reflect.DeepEqual(h.Bins, want) {
+				t.Fatalf("first %d, %d bins: got %v at %d, want %v at %d", first, n, h.Bins, h.First, want, lo)
+			}
+		}
+	}
+}

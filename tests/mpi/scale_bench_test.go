@@ -27,7 +27,7 @@ var scaleRanks = []int{64, 256, 1024, 4096}
 // 1, 2 and 4 workers (--jobs), and prints one table: ranks, events,
 // workers, wall time, CPU time (user + system, every thread), peak
 // resident memory. Two kinds of job: synthetic (`iopred synth`, a
-// periodic burst plus noise, about 300 events per rank) and a real MPI
+// periodic burst plus noise, about 350 events per rank) and a real MPI
 // program's traces (the IOR-like ior.c under Open MPI at 4 ranks, traced
 // by libiopred.so) replicated with shifted ranks. The events per rank are
 // fixed, so time should grow linearly with the ranks and memory should
@@ -53,7 +53,7 @@ func BenchmarkScale(b *testing.B) {
 	prog := compile(b, m.cc, "ior.c")
 	real := b.TempDir()
 	if out, err := mpirun(b, m, iorRanks, 3*time.Minute, []string{"LD_PRELOAD=" + library(b), "IOPRED_DIR=" + real},
-		prog, b.TempDir(), "3", "8192", "2048", "10", "ckpt=20"); err != nil {
+		prog, b.TempDir(), "3", "8192", "2048", "10", "ckpt=5"); err != nil {
 		b.Fatalf("ior: %v\n%s", err, out)
 	}
 	realTraces, err := tracefmt.Discover(real)
@@ -103,12 +103,13 @@ func BenchmarkScale(b *testing.B) {
 func run(b *testing.B, bin string, args ...string) (time.Duration, time.Duration, int64) {
 	b.Helper()
 	cmd := exec.Command(bin, args...)
-	cmd.Stdout = io.Discard
+	var stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = io.Discard, &stderr
 	start := time.Now()
-	out, err := cmd.CombinedOutput()
+	err := cmd.Run()
 	wall := time.Since(start)
 	if err != nil {
-		b.Fatalf("iopred %s: %v\n%s", strings.Join(args, " "), err, out)
+		b.Fatalf("iopred %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
 	}
 	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
