@@ -61,7 +61,9 @@ func BenchmarkScale(b *testing.B) {
 		b.Fatalf("no trace of the real job: %v", err)
 	}
 	for i := 0; i < b.N; i++ {
-		var rows []string
+		// Rows are printed as they are measured: a long run shows its
+		// progress, and an interrupted one keeps what it measured.
+		fmt.Printf("\n%-10s %6s %10s %-8s %4s %9s %9s %9s %11s\n", "job", "ranks", "events", "analysis", "jobs", "wall-s", "cpu-s", "peak-MiB", "events/cpu-s")
 		for _, kind := range []string{"synthetic", "ior x" + fmt.Sprint(iorRanks)} {
 			for _, n := range ranks {
 				dir := filepath.Join(b.TempDir(), fmt.Sprint(n))
@@ -84,16 +86,12 @@ func BenchmarkScale(b *testing.B) {
 							args = append(args, "--json")
 						}
 						wall, cpu, rss := run(b, bin, append(args, dir)...)
-						rows = append(rows, fmt.Sprintf("%-10s %6d %10d %-8s %4d %9.2f %9.2f %9.1f %11.0f", kind, n, events, analysis, jobs,
-							wall.Seconds(), cpu.Seconds(), float64(rss)/1024, float64(events)/cpu.Seconds()))
+						fmt.Printf("%-10s %6d %10d %-8s %4d %9.2f %9.2f %9.1f %11.0f\n", kind, n, events, analysis, jobs,
+							wall.Seconds(), cpu.Seconds(), float64(rss)/1024, float64(events)/cpu.Seconds())
 					}
 				}
 				os.RemoveAll(dir)
 			}
-		}
-		fmt.Printf("\n%-10s %6s %10s %-8s %4s %9s %9s %9s %11s\n", "job", "ranks", "events", "analysis", "jobs", "wall-s", "cpu-s", "peak-MiB", "events/cpu-s")
-		for _, r := range rows {
-			fmt.Println(r)
 		}
 	}
 }
