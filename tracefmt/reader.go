@@ -1034,7 +1034,12 @@ func FinalFooter(path string) (f *Footer, ok bool) {
 		return nil, false
 	}
 	defer fd.Close()
-	r := &Reader{name: path, br: getBufReader(fd), rawOnly: true}
+	return finalFooter(fd, path)
+}
+
+// finalFooter is FinalFooter on the trace in in, named name.
+func finalFooter(in io.Reader, name string) (f *Footer, ok bool) {
+	r := &Reader{name: name, br: getBufReader(in), rawOnly: true}
 	var last []byte
 	for {
 		err := r.readFrame()
