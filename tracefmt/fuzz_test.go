@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"reflect"
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
@@ -47,7 +48,11 @@ func FuzzReaderFrames(f *testing.F) {
 
 func checkReader(f *testing.F, fn func(*testing.T, []byte)) { f.Fuzz(fn) }
 
+// readAllChecked also checks FinalFooter: when it finds a footer and the
+// reader reads the input to io.EOF, the reader's last footer is that one
+// (a reader that stops on an error earlier may not reach it).
 func readAllChecked(t *testing.T, data []byte) {
+	final, finalOK := finalFooter(bytes.NewReader(data), "fuzz")
 	r, err := NewReader(bytes.NewReader(data), "fuzz")
 	if err != nil {
 		checkErr(t, err)
@@ -58,6 +63,9 @@ func readAllChecked(t *testing.T, data []byte) {
 		rec, err := r.Next()
 		if err != nil {
 			checkErr(t, err)
+			if finalOK && err == io.EOF && !reflect.DeepEqual(r.Footer(), final) {
+				t.Fatalf("FinalFooter found %+v; the reader ends with %v and footer %+v", final, err, r.Footer())
+			}
 			return
 		}
 		if rec.Event != nil {

@@ -8,7 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
+	"sync"
 
 	"github.com/klauspost/compress/zstd"
 )
@@ -25,6 +27,9 @@ const (
 	maxCtxIndexGap = 1 << 16
 	// maxOps bounds the table of interned operation names.
 	maxOps = 4096
+	// eventSlab is how many events the reader allocates at once: a
+	// caller that keeps one event keeps its slab (about 10 KiB) alive.
+	eventSlab = 64
 )
 
 const (
@@ -103,6 +108,14 @@ type Reader struct {
 	endsClean  bool // the last record read was a footer
 	ops        map[string]string
 
+	// slab is where the next events are made, eventSlab at a time: one
+	// allocation instead of one per event. Each event is returned once.
+	slab []Event
+
+	// rawOnly makes readFrame find the next frame's bytes without
+	// decoding them (FinalFooter).
+	rawOnly bool
+
 	// Delta state of the current frame.
 	prevStart int64
 	prevTid   int32
@@ -117,13 +130,13 @@ func NewReader(r io.Reader, name string) (*Reader, error) {
 }
 
 func newReader(in io.Reader, name string, closer io.Closer) (*Reader, error) {
-	dec, err := newDecoder()
+	dec, err := getDecoder()
 	if err != nil {
 		return nil, fmt.Errorf("tracefmt: zstd decoder: %w", err)
 	}
 	r := &Reader{
 		name:     name,
-		br:       bufio.NewReaderSize(in, 256<<10),
+		br:       getBufReader(in),
 		closer:   closer,
 		dec:      dec,
 		contexts: make(map[uint64]Context),
@@ -131,10 +144,48 @@ func newReader(in io.Reader, name string, closer io.Closer) (*Reader, error) {
 		ops:      make(map[string]string),
 	}
 	if err := r.readHeader(); err != nil {
-		dec.Close()
+		r.release()
 		return nil, err
 	}
 	return r, nil
+}
+
+// Readers are opened by the thousand (one per process of a job), and a
+// zstd decoder and a read buffer cost hundreds of kilobytes of fresh
+// memory each: a closed Reader leaves them to the next.
+var (
+	decoders   sync.Pool // *zstd.Decoder
+	bufReaders sync.Pool // *bufio.Reader
+)
+
+// getDecoder returns a decoder from the pool, or a new one.
+func getDecoder() (*zstd.Decoder, error) {
+	if d, ok := decoders.Get().(*zstd.Decoder); ok {
+		return d, nil
+	}
+	return newDecoder()
+}
+
+// getBufReader returns a read buffer on in from the pool, or a new one.
+func getBufReader(in io.Reader) *bufio.Reader {
+	if b, ok := bufReaders.Get().(*bufio.Reader); ok {
+		b.Reset(in)
+		return b
+	}
+	return bufio.NewReaderSize(in, 256<<10)
+}
+
+// release returns the Reader's decoder and buffer to the pools, once.
+func (r *Reader) release() {
+	if r.dec != nil {
+		decoders.Put(r.dec)
+		r.dec = nil
+	}
+	if r.br != nil {
+		r.br.Reset(nil)
+		bufReaders.Put(r.br)
+		r.br = nil
+	}
 }
 
 // newDecoder returns a zstd decoder whose memory is bounded, whatever the
@@ -200,7 +251,7 @@ func (r *Reader) Footer() *Footer { return r.footer }
 
 // Close releases the decoder, and the file if Open opened it.
 func (r *Reader) Close() error {
-	r.dec.Close()
+	r.release()
 	if r.err == nil {
 		r.err = errors.New("tracefmt: reader closed")
 	}
@@ -403,6 +454,10 @@ func (r *Reader) readFrame() error {
 				return err
 			}
 		}
+		if r.rawOnly {
+			r.frameOff = start
+			return nil
+		}
 		data, err := r.dec.DecodeAll(r.raw, r.data[:0])
 		if err != nil {
 			return &FormatError{File: r.name, Offset: start, Err: fmt.Errorf("zstd: %w", err)}
@@ -589,7 +644,12 @@ func (r *Reader) event(ef *eventFields) (*Event, error) {
 	case !ef.hasD:
 		return nil, r.formatError("d", errors.New("event without a duration"))
 	}
-	e := &Event{PID: r.hdr.PID, Rank: r.rank}
+	if len(r.slab) == 0 {
+		r.slab = make([]Event, eventSlab)
+	}
+	e := &r.slab[0]
+	r.slab = r.slab[1:]
+	*e = Event{PID: r.hdr.PID, Rank: r.rank}
 	if ef.opEscaped {
 		if err := json.Unmarshal(ef.op, &e.Op); err != nil {
 			return nil, r.formatError("o", err)
@@ -959,4 +1019,59 @@ func (e *Event) AppendJSON(b []byte) []byte {
 		b = strconv.AppendBool(b, IsCollective(e.Op))
 	}
 	return append(b, '}')
+}
+
+// FinalFooter returns the footer a complete iopred trace ends with, found
+// without decoding the trace: the frame boundaries come from the zstd
+// block headers, and only the last frame is decompressed. ok is false when
+// the file is not an iopred trace, is cut short, or does not end with a
+// footer. A Reader that reads the trace to io.EOF returns this footer last
+// (Reader.Footer); an analysis that needs the rest of a trace only when its
+// footer says so (a model's summary) can decide before reading it.
+func FinalFooter(path string) (f *Footer, ok bool) {
+	fd, err := os.Open(path)
+	if err != nil {
+		return nil, false
+	}
+	defer fd.Close()
+	return finalFooter(fd, path)
+}
+
+// finalFooter is FinalFooter on the trace in in, named name.
+func finalFooter(in io.Reader, name string) (f *Footer, ok bool) {
+	r := &Reader{name: name, br: getBufReader(in), rawOnly: true}
+	var last []byte
+	for {
+		err := r.readFrame()
+		if err == errEndOfInput {
+			break
+		}
+		if err != nil {
+			return nil, false
+		}
+		last = append(last[:0], r.raw...)
+	}
+	if len(last) == 0 {
+		return nil, false
+	}
+	r.release()
+	dec, err := getDecoder()
+	if err != nil {
+		return nil, false
+	}
+	defer decoders.Put(dec)
+	data, err := dec.DecodeAll(last, nil)
+	if err != nil || len(data) == 0 || data[len(data)-1] != '\n' {
+		return nil, false
+	}
+	data = data[:len(data)-1]
+	line := data[bytes.LastIndexByte(data, '\n')+1:]
+	if k, err := lineKind(line); err != nil || k != KindFooter {
+		return nil, false
+	}
+	f = new(Footer)
+	if err := json.Unmarshal(line, f); err != nil {
+		return nil, false
+	}
+	return f, true
 }

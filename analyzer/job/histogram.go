@@ -98,14 +98,21 @@ func (h *Histogram) Limit(maxBins int) {
 }
 
 // coarsen doubles the width, adding bins in aligned pairs.
+//
+// It works in place: bin i's pair lands at an index j <= i, every bin
+// below i is already consumed, and each merged bin sums its pair from 0
+// in the order a fresh slice would, so the result is bit for bit that of
+// a copy, without allocating one (a rank's histogram coarsens about ten
+// times over a run of seconds).
 func (h *Histogram) coarsen() {
 	first := h.First / 2
 	n := (h.First+int64(len(h.Bins))-1)/2 - first + 1
-	out := make([]float64, n)
-	for i, v := range h.Bins {
-		out[(h.First+int64(i))/2-first] += v
+	bins := h.Bins
+	for i, v := range bins {
+		bins[i] = 0
+		bins[(h.First+int64(i))/2-first] += v
 	}
-	h.Bins, h.First, h.WidthNs = out, first, h.WidthNs*2
+	h.Bins, h.First, h.WidthNs = bins[:n], first, h.WidthNs*2
 }
 
 // Merge adds o's bytes to h. The result is the same whatever the order in

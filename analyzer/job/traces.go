@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"iopred/analyzer/pathfilter"
 	"iopred/predictor"
@@ -47,6 +49,11 @@ type Options struct {
 	// reports no accuracy, and costs a fraction of the time (`iopred
 	// period` needs only the signal).
 	NoAccuracy bool
+	// Jobs is how many traces are read at once (each on its own
+	// goroutine); 0 or 1 reads them one after another. The summary is
+	// the same whatever Jobs: the partials are merged in rank order
+	// after every trace is read.
+	Jobs int
 }
 
 // FromTracesWith is FromTraces with options.
@@ -69,17 +76,28 @@ func FromTracesWith(paths []string, opt Options) (*Summary, []string, error) {
 			}
 		}
 		if !ranked {
-			return fromProcesses(paths, filter, !opt.NoAccuracy)
+			return fromProcesses(paths, filter, !opt.NoAccuracy, opt.Jobs)
 		}
 	}
+	results := readPartials(paths, opt.Jobs, func(_ int, path string) rankResult {
+		var res rankResult
+		res.p, res.rank, res.usedMPI, res.err = rankPartial(path, -1, filter, !opt.NoAccuracy)
+		return res
+	})
+	return fromRankResults(paths, results)
+}
+
+// fromRankResults merges the partials read from the traces at paths.
+func fromRankResults(paths []string, results []rankResult) (*Summary, []string, error) {
 	var warnings []string
 	var firstErr error
 	byRank := map[int]*Partial{}
 	where := map[int]string{}
 	top := -1
 	mpi := map[int]bool{}
-	for _, path := range paths {
-		p, rank, usedMPI, err := rankPartial(path, -1, filter, !opt.NoAccuracy)
+	for i, path := range paths {
+		p, rank, usedMPI, err := results[i].p, results[i].rank, results[i].usedMPI, results[i].err
+		results[i] = rankResult{} // the merge below keeps what it needs
 		if err != nil {
 			warnings = append(warnings, err.Error())
 			var te *tracefmt.TruncatedError
@@ -131,7 +149,7 @@ func FromTracesWith(paths []string, opt Options) (*Summary, []string, error) {
 
 // fromProcesses is the job view of traces without ranks, trace i taken
 // for rank i.
-func fromProcesses(paths []string, filter *pathfilter.Filter, replay bool) (*Summary, []string, error) {
+func fromProcesses(paths []string, filter *pathfilter.Filter, replay bool, jobs int) (*Summary, []string, error) {
 	if len(paths) == 0 {
 		return nil, nil, errors.New("job: no trace")
 	}
@@ -141,8 +159,13 @@ func fromProcesses(paths []string, filter *pathfilter.Filter, replay bool) (*Sum
 	var warnings []string
 	var firstErr error
 	parts := make([]*Partial, len(paths))
-	for i, path := range paths {
-		p, _, _, err := rankPartial(path, i, filter, replay)
+	results := readPartials(paths, jobs, func(i int, path string) rankResult {
+		var res rankResult
+		res.p, _, _, res.err = rankPartial(path, i, filter, replay)
+		return res
+	})
+	for i := range paths {
+		p, err := results[i].p, results[i].err
 		if err != nil {
 			warnings = append(warnings, err.Error())
 			var te *tracefmt.TruncatedError
@@ -162,52 +185,197 @@ func fromProcesses(paths []string, filter *pathfilter.Filter, replay bool) (*Sum
 	return Summarize(merged), warnings, firstErr
 }
 
+// rankResult is what rankPartial found in one trace.
+type rankResult struct {
+	p       *Partial
+	rank    int
+	usedMPI bool
+	err     error
+}
+
+// readPartials calls read on every path, on up to jobs goroutines at
+// once, and returns the results in the order of paths. A partial is
+// bounded (MaxStreams, MaxRunsPerStream), so the results hold at most a
+// bounded partial per trace, whatever the traces' sizes.
+func readPartials(paths []string, jobs int, read func(i int, path string) rankResult) []rankResult {
+	results := make([]rankResult, len(paths))
+	if jobs <= 1 || len(paths) <= 1 {
+		for i, path := range paths {
+			results[i] = read(i, path)
+		}
+		return results
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(jobs, len(paths)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(paths) {
+					return
+				}
+				results[i] = read(i, paths[i])
+			}
+		}()
+	}
+	wg.Wait()
+	return results
+}
+
 // rankPartial reads one trace into its rank's partial, leaving out the
 // paths filter excludes. The rank is the trace's (-1 for a trace without
 // one), or as, when as >= 0. usedMPI says whether the process made MPI
 // calls. replay runs the rank's model over the events for its accuracy.
 func rankPartial(path string, as int, filter *pathfilter.Filter, replay bool) (p *Partial, rank int, usedMPI bool, err error) {
+	return readTrace(path, as, filter, replay, true)
+}
+
+// readRank is rankPartial replaying the model whatever the trace's
+// footer says.
+func readRank(path string, as int, filter *pathfilter.Filter, replay bool) (p *Partial, rank int, usedMPI bool, err error) {
+	return readTrace(path, as, filter, replay, false)
+}
+
+func readTrace(path string, as int, filter *pathfilter.Filter, replay, speculate bool) (p *Partial, rank int, usedMPI bool, err error) {
 	r, err := tracefmt.Open(path)
 	if err != nil {
 		return nil, -1, false, err
 	}
 	defer r.Close()
-	h := r.Header()
+	t := newTraceReader(path, r.Header(), as, filter, replay, speculate)
+	if t.rank < 0 {
+		return nil, -1, false, nil
+	}
+	t.End(r.Each(func(rec tracefmt.Record) error {
+		t.Add(rec)
+		return nil
+	}))
+	return t.res.p, t.res.rank, t.res.usedMPI, t.res.err
+}
+
+// TraceReader builds a trace's rank partial from its records as another
+// analysis reads them, so that the trace is decoded once for both
+// (summary.Summarize). FromTraceReaders then merges them as FromTraces
+// merges the partials it reads itself.
+type TraceReader struct {
+	path      string
+	as        int
+	filter    *pathfilter.Filter
+	replay    bool
+	speculate bool // the replay is skipped: the final footer says no model ran
+	rank      int  // -1: the trace has no rank, and no partial
+	b         *Builder
+	model     *predictor.Model
+	cut       bool
+	usedMPI   bool
+	footer    *tracefmt.Footer
+	res       rankResult
+}
+
+// NewTraceReader starts the partial of the trace at path, of header h,
+// with opt's AllPaths and NoAccuracy (opt.Processes is not for it: a
+// trace without a rank has no partial). Feed it the trace's records with
+// Add, then End.
+func NewTraceReader(path string, h tracefmt.Header, opt Options) *TraceReader {
+	filter := defaultFilter
+	if opt.AllPaths {
+		filter = nil
+	}
+	return newTraceReader(path, h, -1, filter, !opt.NoAccuracy, true)
+}
+
+func newTraceReader(path string, h tracefmt.Header, as int, filter *pathfilter.Filter, replay, speculate bool) *TraceReader {
+	t := &TraceReader{path: path, as: as, filter: filter, replay: replay, rank: -1}
 	if as >= 0 {
 		h.Rank = &as
 	}
 	if h.Rank == nil {
-		return nil, -1, false, nil
+		t.res = rankResult{rank: -1}
+		return t
 	}
-	b := NewFilteredBuilder(h, filter)
-	var model *predictor.Model
-	if replay {
-		model = predictor.New(predictor.Options{})
-	}
-	cut := false
-	readErr := r.Each(func(rec tracefmt.Record) error {
-		switch {
-		case cut:
-		case rec.Proc != nil && rec.Proc.Op == CutOp:
-			cut = true
-		case rec.Event != nil:
-			b.Add(rec.Event)
-			if model != nil {
-				model.Observe(rec.Event)
-			}
-			usedMPI = usedMPI || rec.Event.Layer == tracefmt.LayerMPIIO
+	t.rank = *h.Rank
+	t.b = NewFilteredBuilder(h, filter)
+	if replay && speculate {
+		// The accuracy is reported only when the process ran a model,
+		// which its last footer says: a trace that ends with a footer
+		// without one needs no replay, the costliest part of reading
+		// it. Should the reading stop short of that footer after all,
+		// End reads the trace again with the model.
+		if f, ok := tracefmt.FinalFooter(path); ok && f.Model == nil {
+			t.speculate = true
 		}
-		return nil
-	})
+	}
+	if replay && !t.speculate {
+		t.model = predictor.New(predictor.Options{})
+	}
+	return t
+}
+
+// Add takes the trace's next record.
+func (t *TraceReader) Add(rec tracefmt.Record) {
+	if t.rank < 0 {
+		return
+	}
+	if rec.Footer != nil {
+		t.footer = rec.Footer
+	}
+	switch {
+	case t.cut:
+	case rec.Proc != nil && rec.Proc.Op == CutOp:
+		t.cut = true
+	case rec.Event != nil:
+		t.b.Add(rec.Event)
+		if t.model != nil {
+			t.model.Observe(rec.Event)
+		}
+		t.usedMPI = t.usedMPI || rec.Event.Layer == tracefmt.LayerMPIIO
+	}
+}
+
+// End closes the partial; readErr is the error that ended the reading
+// (nil at a clean end).
+func (t *TraceReader) End(readErr error) {
+	if t.rank < 0 {
+		return
+	}
+	if t.speculate && readErr != nil {
+		p, rank, usedMPI, err := readTrace(t.path, t.as, t.filter, t.replay, false)
+		t.res = rankResult{p: p, rank: rank, usedMPI: usedMPI, err: err}
+		return
+	}
 	// A footer without a model summary: the process ran with
 	// IOPRED_PREDICT=0, and reported no accuracy.
-	ran := model != nil && (r.Footer() == nil || r.Footer().Model != nil)
+	ran := t.model != nil && (t.footer == nil || t.footer.Model != nil)
 	var steps uint64
 	var score float64
 	if ran {
-		steps, score = model.ContextScore()
+		steps, score = t.model.ContextScore()
 	}
-	return b.Partial(*h.Rank, ran, steps, score), *h.Rank, usedMPI, readErr
+	t.res = rankResult{p: t.b.Partial(t.rank, ran, steps, score), rank: t.rank, usedMPI: t.usedMPI, err: readErr}
+	t.b, t.model = nil, nil
+}
+
+// OpenFailed records that the trace could not be opened: err counts as
+// its reading's error. The TraceReader stands for the trace in
+// FromTraceReaders.
+func OpenFailed(path string, err error) *TraceReader {
+	return &TraceReader{path: path, rank: -1, res: rankResult{rank: -1, err: err}}
+}
+
+// FromTraceReaders is FromTraces over partials already read, one per path
+// in the order of paths (nil for a trace left out).
+func FromTraceReaders(paths []string, readers []*TraceReader) (*Summary, []string, error) {
+	results := make([]rankResult, len(paths))
+	for i, t := range readers {
+		if t != nil {
+			results[i] = t.res
+		} else {
+			results[i] = rankResult{rank: -1}
+		}
+	}
+	return fromRankResults(paths, results)
 }
 
 // SummaryPath is where rank 0 writes the job summary, beside its trace.

@@ -33,6 +33,9 @@ type Options struct {
 	// iopred's version, both shown at its end.
 	Command string
 	Version string
+	// Jobs is how many traces are read at once (summary.Options.Jobs);
+	// the report is the same whatever Jobs.
+	Jobs int
 }
 
 // Report is everything a report page shows.
@@ -60,7 +63,7 @@ func Build(traces []string, opt Options) (*Report, error) {
 		opt.Top = 20
 	}
 	col := insights.NewCollector(opt.Thresholds)
-	sum, err := summary.Summarize(traces, summary.Options{Top: opt.Top, AllPaths: opt.AllPaths, Observer: col})
+	sum, err := summary.Summarize(traces, summary.Options{Top: opt.Top, AllPaths: opt.AllPaths, Observer: col, Jobs: opt.Jobs})
 	if sum == nil {
 		return nil, err
 	}
@@ -75,7 +78,7 @@ func Build(traces []string, opt Options) (*Report, error) {
 	if r.Job == nil {
 		// No trace carries a rank: the job view of the processes, taken
 		// for ranks in the order given.
-		j, warnings, jerr := job.FromTracesWith(traces, job.Options{AllPaths: opt.AllPaths, Processes: true})
+		j, warnings, jerr := job.FromTracesWith(traces, job.Options{AllPaths: opt.AllPaths, Processes: true, Jobs: opt.Jobs})
 		r.Job = j
 		if j == nil && jerr != nil {
 			warnings = append(warnings, "no job view: "+jerr.Error())

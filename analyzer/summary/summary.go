@@ -184,6 +184,12 @@ type Options struct {
 	AllPaths bool
 	// Observer, when set, sees the traces as they are read.
 	Observer Observer
+	// Jobs is how many traces are read and decoded at once, each on its
+	// own goroutine; 0 or 1 reads them one after another. The report,
+	// and what the Observer sees, are the same whatever Jobs: the
+	// records reach the summary and the Observer trace after trace, in
+	// the order given.
+	Jobs int
 }
 
 // Observer sees what Summarize reads, one trace after another: an
@@ -229,8 +235,10 @@ func Summarize(traces []string, opt Options) (*Report, error) {
 		s.filter = pathfilter.Default()
 	}
 	var firstErr error
+	src := newSources(traces, opt.Jobs, job.Options{AllPaths: opt.AllPaths})
+	defer src.stop()
 	for i, path := range traces {
-		p, err := s.trace(i, path)
+		p, err := s.trace(i, path, src.open(i))
 		rep.Processes = append(rep.Processes, p)
 		var te *tracefmt.TruncatedError
 		if err != nil && !errors.As(err, &te) && firstErr == nil {
@@ -280,7 +288,7 @@ func Summarize(traces []string, opt Options) (*Report, error) {
 	}
 	for _, p := range rep.Processes {
 		if p.Rank != nil && !s.cnt.countersOnly() {
-			j, warnings, err := job.FromTracesWith(traces, job.Options{AllPaths: opt.AllPaths})
+			j, warnings, err := job.FromTraceReaders(traces, src.readers)
 			rep.Job, rep.JobWarnings = j, warnings
 			if j == nil && err != nil {
 				rep.JobWarnings = append(rep.JobWarnings, "no job view: "+err.Error())
@@ -330,9 +338,9 @@ func (s *summarizer) excludes(path string) bool {
 }
 
 // trace adds one trace to the files and contexts; proc numbers the trace.
-func (s *summarizer) trace(proc int, path string) (p Process, err error) {
+func (s *summarizer) trace(proc int, path string, open func() (recordSource, error)) (p Process, err error) {
 	p = Process{Trace: path}
-	r, err := tracefmt.Open(path)
+	r, err := open()
 	if err != nil {
 		p.Problem = err.Error()
 		return p, err

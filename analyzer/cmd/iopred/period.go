@@ -20,7 +20,7 @@ import (
 func init() {
 	register(&command{
 		name:    "period",
-		usage:   "[--signal auto|job|ftio] [--mode write|read|both] [--fs HZ] [--tol X] [--layer posix|mpiio] [--top N] [--fit N] [--start S] [--end S] [--json] [--online] [--per-process] [--plot OUT.svg|.png|.html] TRACE|DIR...",
+		usage:   "[--signal auto|job|ftio] [--mode write|read|both] [--fs HZ] [--tol X] [--layer posix|mpiio] [--top N] [--fit N] [--start S] [--end S] [--json] [--online] [--per-process] [--plot OUT.svg|.png|.html] [--jobs N] TRACE|DIR...",
 		summary: "FTIO periodicity of the I/O: the job's bandwidth on iopred traces, FTIO's sampling on FTIO's JSON, JSON lines, MessagePack",
 		run:     runPeriod,
 	})
@@ -46,12 +46,16 @@ func runPeriod(args []string, stdout, stderr io.Writer) error {
 	fitN := fs.Int("fit", 0, "also fit the signal with its mean and `N` waves of the strongest frequencies (FTIO's Fourier fit)")
 	start := fs.Float64("start", math.Inf(-1), "analyse only the requests' parts after `S` seconds since the start (FTIO's time window)")
 	end := fs.Float64("end", math.Inf(1), "analyse only the requests' parts before `S` seconds since the start")
+	jobs := jobsFlag(fs)
 	paths, err := parseFlagsAnywhere(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(paths) == 0 {
 		return errUsage
+	}
+	if err := checkJobs(*jobs); err != nil {
+		return err
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -101,7 +105,7 @@ func runPeriod(args []string, stdout, stderr io.Writer) error {
 		if set["start"] || set["end"] || set["top"] || set["fit"] || set["layer"] {
 			return fmt.Errorf("--start, --end, --top, --fit and --layer apply to FTIO's sampling (--signal ftio), not to the job's signal")
 		}
-		return runPeriodJob(paths, mode, *asJSON, *plot, stdout, stderr)
+		return runPeriodJob(paths, mode, *asJSON, *plot, *jobs, stdout, stderr)
 	}
 	if !(*start < *end) {
 		return fmt.Errorf("--start %g is not before --end %g", *start, *end)
@@ -337,12 +341,12 @@ func runPeriodOnline(srcs []ftio.Source, opt ftio.Options, asJSON bool, stdout i
 // runPeriodJob prints the period of a job's signal as the job summary
 // finds it (job.Period), from its traces: an MPI job's ranks, or the
 // processes of a program without ranks.
-func runPeriodJob(paths []string, mode ftio.Mode, asJSON bool, plot string, stdout, stderr io.Writer) error {
+func runPeriodJob(paths []string, mode ftio.Mode, asJSON bool, plot string, jobs int, stdout, stderr io.Writer) error {
 	traces, err := tracefmt.Discover(paths...)
 	if err != nil {
 		return err
 	}
-	sum, warnings, readErr := job.FromTracesWith(traces, job.Options{Processes: true, NoAccuracy: true})
+	sum, warnings, readErr := job.FromTracesWith(traces, job.Options{Processes: true, NoAccuracy: true, Jobs: jobs})
 	for _, w := range warnings {
 		fmt.Fprintf(stderr, "iopred period: warning: %s\n", w)
 	}

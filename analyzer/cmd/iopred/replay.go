@@ -17,7 +17,7 @@ import (
 func init() {
 	register(&command{
 		name:    "replay",
-		usage:   "[--json] [--model FILE] [--save FILE] [--model-alone] [--prefetch] TRACE|DIR...",
+		usage:   "[--json] [--model FILE] [--save FILE] [--model-alone] [--prefetch] [--jobs N] TRACE|DIR...",
 		summary: "evaluate the predictor on recorded traces, as the Omnisc'IO paper does",
 		run:     runReplay,
 	})
@@ -42,6 +42,7 @@ func runReplay(args []string, stdout, stderr io.Writer) error {
 	modelPath := fs.String("model", "", "start every process from the model saved in `FILE` (second-run evaluation)")
 	savePath := fs.String("save", "", "save the model after the replay to `FILE` (one trace only)")
 	alone := fs.Bool("model-alone", false, "also replay the model without its baselines and show its figures beside them")
+	jobs := jobsFlag(fs)
 	var paths []string
 	// Flags may follow the traces.
 	for {
@@ -57,6 +58,9 @@ func runReplay(args []string, stdout, stderr io.Writer) error {
 	}
 	if len(paths) == 0 {
 		return errUsage
+	}
+	if err := checkJobs(*jobs); err != nil {
+		return err
 	}
 	traces, err := tracefmt.Discover(paths...)
 	if err != nil {
@@ -81,44 +85,60 @@ func runReplay(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("%s: %w", *modelPath, err)
 		}
 	}
-	reports := make([]replay.Report, 0, len(traces))
-	for _, t := range traces {
+	// The traces are replayed on --jobs goroutines, each with its own
+	// model; the reports are taken in the order given, as one by one.
+	type replayed struct {
+		rep   replay.Report
+		model *predictor.Model
+		err   error
+	}
+	results := inOrder(len(traces), *jobs, func(i int) replayed {
 		var opt replay.Options
 		if saved != nil {
 			// Each process starts from its own copy of the saved model.
-			opt.Model, err = predictor.Load(bytes.NewReader(saved))
+			m, err := predictor.Load(bytes.NewReader(saved))
 			if err != nil {
-				return fmt.Errorf("%s: %w", *modelPath, err)
+				return replayed{err: fmt.Errorf("%s: %w", *modelPath, err)}
 			}
+			opt.Model = m
 		}
 		var pure *replay.Report
 		if *alone {
 			popt := replay.Options{ModelOptions: predictor.Options{NoFallback: true}}
 			if saved != nil {
-				if popt.Model, err = predictor.Load(bytes.NewReader(saved)); err != nil {
-					return fmt.Errorf("%s: %w", *modelPath, err)
+				pm, err := predictor.Load(bytes.NewReader(saved))
+				if err != nil {
+					return replayed{err: fmt.Errorf("%s: %w", *modelPath, err)}
 				}
-				popt.Model.UseBaselines(false)
+				pm.UseBaselines(false)
+				popt.Model = pm
 			}
-			r, _, err := replay.File(t, popt)
+			r, _, err := replay.File(traces[i], popt)
 			if err != nil {
-				return err
+				return replayed{err: err}
 			}
 			pure = &r
 		}
-		rep, model, err := replay.File(t, opt)
-		if err != nil {
-			return err
+		rep, model, err := replay.File(traces[i], opt)
+		if *savePath == "" {
+			model = nil // only --save keeps the model
 		}
 		if pure != nil {
 			rep.ModelAlone = pure.Fields
 		}
-		if rep.Truncated != "" {
-			fmt.Fprintf(stderr, "iopred replay: %s\n", rep.Truncated)
+		return replayed{rep, model, err}
+	})
+	reports := make([]replay.Report, 0, len(traces))
+	for _, r := range results {
+		if r.err != nil {
+			return r.err
 		}
-		reports = append(reports, rep)
+		if r.rep.Truncated != "" {
+			fmt.Fprintf(stderr, "iopred replay: %s\n", r.rep.Truncated)
+		}
+		reports = append(reports, r.rep)
 		if *savePath != "" {
-			if err := saveModel(model, *savePath); err != nil {
+			if err := saveModel(r.model, *savePath); err != nil {
 				return err
 			}
 		}

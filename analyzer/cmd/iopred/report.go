@@ -16,7 +16,7 @@ import (
 func init() {
 	register(&command{
 		name:    "report",
-		usage:   "[-o FILE.html] [--all-paths] [--align SIZE] [--small SIZE] TRACE|DIR...",
+		usage:   "[-o FILE.html] [--all-paths] [--align SIZE] [--small SIZE] [--jobs N] TRACE|DIR...",
 		summary: "the job's I/O report as one self-contained HTML page: facts, findings, time, bandwidth, period, patterns, files",
 		run:     runReport,
 	})
@@ -26,6 +26,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	c := commands["report"]
 	fs := newFlagSet(c, stderr)
 	out := fs.String("o", "report.html", "write the page to `FILE`")
+	jobs := jobsFlag(fs)
 	allPaths := fs.Bool("all-paths", false, "keep the system's files (/etc, /dev, /usr, /proc, /sys, ...) and the MPI runtime's session files, which are left out and counted on one line by default")
 	align := fs.String("align", "4KiB", "the alignment requests should start at: the file system's block, or the stripe size on Lustre (`SIZE`: 4096, 64KiB, 1MiB)")
 	small := fs.String("small", "1MiB", "requests moving fewer bytes are small (`SIZE`)")
@@ -35,6 +36,9 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	}
 	if len(paths) == 0 {
 		return errUsage
+	}
+	if err := checkJobs(*jobs); err != nil {
+		return err
 	}
 	th := insights.Thresholds{}
 	if th.Align, err = parseSize(*align); err != nil {
@@ -47,7 +51,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	rep, buildErr := report.Build(traces, report.Options{AllPaths: *allPaths, Thresholds: th, Version: Version,
+	rep, buildErr := report.Build(traces, report.Options{AllPaths: *allPaths, Thresholds: th, Version: Version, Jobs: *jobs,
 		Command: "iopred report " + strings.Join(args, " ")})
 	if rep == nil {
 		return buildErr

@@ -13,7 +13,7 @@ import (
 func init() {
 	register(&command{
 		name:    "summary",
-		usage:   "[--json] [--top N] [--all-paths] TRACE|DIR...",
+		usage:   "[--json] [--top N] [--all-paths] [--jobs N] TRACE|DIR...",
 		summary: "per process and per file: calls, bytes, time in I/O; the top contexts",
 		run:     runSummary,
 	})
@@ -24,6 +24,7 @@ func runSummary(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet(c, stderr)
 	asJSON := fs.Bool("json", false, "print the summary as one JSON object")
 	top := fs.Int("top", summary.DefaultTop, "list the `N` contexts with the most time in I/O")
+	jobs := jobsFlag(fs)
 	allPaths := fs.Bool("all-paths", false, "keep the system's files (/etc, /dev, /usr, /proc, /sys, ...) and the MPI runtime's session files, which are left out and counted on one line by default")
 	paths, err := parseFlagsAnywhere(fs, args)
 	if err != nil {
@@ -32,12 +33,15 @@ func runSummary(args []string, stdout, stderr io.Writer) error {
 	if len(paths) == 0 {
 		return errUsage
 	}
+	if err := checkJobs(*jobs); err != nil {
+		return err
+	}
 	traces, err := tracefmt.Discover(paths...)
 	if err != nil {
 		return err
 	}
 	col := insights.NewCollector(insights.Thresholds{})
-	rep, sumErr := summary.Summarize(traces, summary.Options{Top: *top, AllPaths: *allPaths, Observer: col})
+	rep, sumErr := summary.Summarize(traces, summary.Options{Top: *top, AllPaths: *allPaths, Observer: col, Jobs: *jobs})
 	if rep == nil {
 		return sumErr
 	}

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+var timing = regexp.MustCompile(`"update_predict_ns_per_event": [0-9.e+-]+`)
+
+// summary, period, report and replay print the same bytes whatever --jobs: the
+// traces are read in parallel, the results reduced in the order given.
+func TestJobsIdenticalOutput(t *testing.T) {
+	dir := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	if code := runMain([]string{"synth", "--procs", "6", "--iterations", "6", "--compute", "1", "--noise-rate", "300", "-o", dir}, &stdout, &stderr); code != 0 {
+		t.Fatalf("synth: %s", stderr.String())
+	}
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"summary", []string{"summary", "--json", dir}},
+		{"summary-text", []string{"summary", dir}},
+		{"period", []string{"period", "--json", dir}},
+		{"report", []string{"report", dir}},
+		{"replay", []string{"replay", "--json", dir}},
+	} {
+		var want []byte
+		for _, jobs := range []string{"1", "2", "4"} {
+			args := append([]string{c.args[0], "--jobs", jobs}, c.args[1:]...)
+			page := filepath.Join(t.TempDir(), "r.html")
+			if c.name == "report" {
+				args = append([]string{c.args[0], "--jobs", jobs, "-o", page}, c.args[1:]...)
+			}
+			var out, errOut bytes.Buffer
+			if code := runMain(args, &out, &errOut); code != 0 {
+				t.Fatalf("%v: exit %d: %s", args, code, errOut.String())
+			}
+			got := out.Bytes()
+			if c.name == "report" {
+				b, err := os.ReadFile(page)
+				if err != nil {
+					t.Fatal(err)
+				}
+				// The page names its own command line, which differs.
+				got = []byte(strings.ReplaceAll(string(b), strings.Join(args[1:], " "), "ARGS"))
+			}
+			// replay times its model: the one figure no two runs share.
+			got = timing.ReplaceAll(got, []byte(`"update_predict_ns_per_event": T`))
+			if len(got) == 0 {
+				t.Fatalf("%v: no output", args)
+			}
+			if want == nil {
+				want = got
+				continue
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("%s: --jobs %s output differs from --jobs 1", c.name, jobs)
+			}
+		}
+	}
+}
+
+// --jobs below 1 is refused with a message naming the flag.
+func TestJobsFlagBad(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := runMain([]string{"summary", "--jobs", "0", t.TempDir()}, &out, &errOut); code == 0 || !strings.Contains(errOut.String(), "--jobs 0") {
+		t.Fatalf("exit %d, stderr %q", code, errOut.String())
+	}
+}

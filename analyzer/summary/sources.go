@@ -1,0 +1,238 @@
+package summary
+
+import (
+	"io"
+	"sync"
+	"sync/atomic"
+
+	"iopred/analyzer/job"
+	"iopred/tracefmt"
+)
+
+// recordSource is what the summary reads of one trace: its header, its
+// records in order, and the file and context tables as they stand after
+// the last record returned.
+type recordSource interface {
+	Header() tracefmt.Header
+	Next() (tracefmt.Record, error)
+	Files() map[uint32]tracefmt.File
+	Contexts() map[uint64]tracefmt.Context
+	Close() error
+}
+
+// batchRecords is how many records a reading goroutine hands over at once:
+// enough to make the hand-over cheap, few enough (about a megabyte of
+// events) that the goroutines' batches bound the memory.
+const batchRecords = 4096
+
+// batchesAhead is how many batches of one trace may wait for the summary.
+const batchesAhead = 2
+
+// batch is a run of one trace's records, or its end: the error that ended
+// it (io.EOF at a clean end).
+type batch struct {
+	recs []tracefmt.Record
+	err  error
+}
+
+// opened is a trace as its reading goroutine opened it.
+type opened struct {
+	hdr     tracefmt.Header
+	err     error
+	batches chan batch
+}
+
+// sources reads the traces for Summarize: in the calling goroutine when
+// jobs <= 1, else on jobs goroutines that decode traces ahead of the
+// summary, in order, each handing its records over in batches through a
+// bounded channel. Traces are taken in the order given and each channel
+// holds at most batchesAhead batches, so memory is bounded by the
+// goroutines, not by the traces; the trace the summary waits for always
+// has a goroutine reading it, so the pipeline cannot stall.
+type sources struct {
+	traces []string
+	jobOpt job.Options
+	// readers are the traces' job partials, built from the same records
+	// as the summary (each trace is decoded once for both); readers[i]
+	// is set before trace i's last record is handed over.
+	readers []*job.TraceReader
+	slots   []chan opened // per trace, its opened value once
+	done    chan struct{}
+	wg      sync.WaitGroup
+}
+
+func newSources(traces []string, jobs int, jobOpt job.Options) *sources {
+	s := &sources{traces: traces, jobOpt: jobOpt, readers: make([]*job.TraceReader, len(traces))}
+	if jobs <= 1 || len(traces) <= 1 {
+		return s
+	}
+	s.slots = make([]chan opened, len(traces))
+	for i := range s.slots {
+		s.slots[i] = make(chan opened, 1)
+	}
+	s.done = make(chan struct{})
+	var next atomic.Int64
+	for range min(jobs, len(traces)) {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(traces) {
+					return
+				}
+				if !s.read(i) {
+					return
+				}
+			}
+		}()
+	}
+	return s
+}
+
+// read decodes trace i into its channel; false when the summary stopped.
+func (s *sources) read(i int) bool {
+	r, err := s.openTrace(i)
+	if err != nil {
+		s.slots[i] <- opened{err: err}
+		return true
+	}
+	defer r.Close()
+	out := make(chan batch, batchesAhead)
+	s.slots[i] <- opened{hdr: r.Header(), batches: out}
+	recs := make([]tracefmt.Record, 0, batchRecords)
+	for {
+		rec, err := r.Next()
+		if err == nil {
+			recs = append(recs, rec)
+			if len(recs) < batchRecords {
+				continue
+			}
+		}
+		select {
+		case out <- batch{recs: recs, err: err}:
+		case <-s.done:
+			return false
+		}
+		if err != nil {
+			return true
+		}
+		recs = make([]tracefmt.Record, 0, batchRecords)
+	}
+}
+
+// openTrace opens trace i with its job partial fed from its records.
+func (s *sources) openTrace(i int) (*feedingSource, error) {
+	r, err := tracefmt.Open(s.traces[i])
+	if err != nil {
+		s.readers[i] = job.OpenFailed(s.traces[i], err)
+		return nil, err
+	}
+	t := job.NewTraceReader(s.traces[i], r.Header(), s.jobOpt)
+	s.readers[i] = t
+	return &feedingSource{Stream: r, job: t}, nil
+}
+
+// feedingSource is a trace whose records also go to its job partial.
+type feedingSource struct {
+	tracefmt.Stream
+	job   *job.TraceReader
+	ended bool
+}
+
+func (f *feedingSource) Next() (tracefmt.Record, error) {
+	rec, err := f.Stream.Next()
+	switch {
+	case err == nil:
+		f.job.Add(rec)
+	case !f.ended:
+		f.ended = true
+		if err == io.EOF {
+			f.job.End(nil)
+		} else {
+			f.job.End(err)
+		}
+	}
+	return rec, err
+}
+
+// open returns the function that opens trace i.
+func (s *sources) open(i int) func() (recordSource, error) {
+	if s.slots == nil {
+		return func() (recordSource, error) {
+			r, err := s.openTrace(i)
+			if err != nil {
+				return nil, err
+			}
+			return r, nil
+		}
+	}
+	return func() (recordSource, error) {
+		o := <-s.slots[i]
+		if o.err != nil {
+			return nil, o.err
+		}
+		return &pipedSource{hdr: o.hdr, in: o.batches, files: map[uint32]tracefmt.File{},
+			contexts: map[uint64]tracefmt.Context{}}, nil
+	}
+}
+
+// stop ends the reading goroutines (the summary may stop early) and waits
+// for them.
+func (s *sources) stop() {
+	if s.done == nil {
+		return
+	}
+	close(s.done)
+	s.wg.Wait()
+}
+
+// pipedSource is a trace read by another goroutine. It keeps its own file
+// and context tables from the records it returns, so that they stand as
+// the Reader's did when it returned the same record.
+type pipedSource struct {
+	hdr      tracefmt.Header
+	in       chan batch
+	cur      batch
+	pos      int
+	err      error
+	files    map[uint32]tracefmt.File
+	contexts map[uint64]tracefmt.Context
+}
+
+func (p *pipedSource) Header() tracefmt.Header               { return p.hdr }
+func (p *pipedSource) Files() map[uint32]tracefmt.File       { return p.files }
+func (p *pipedSource) Contexts() map[uint64]tracefmt.Context { return p.contexts }
+
+// Close lets the reading goroutine go on to its next trace.
+func (p *pipedSource) Close() error {
+	for p.err == nil {
+		if _, err := p.Next(); err != nil {
+			break
+		}
+	}
+	return nil
+}
+
+func (p *pipedSource) Next() (tracefmt.Record, error) {
+	for p.pos >= len(p.cur.recs) {
+		if p.err != nil {
+			return tracefmt.Record{}, p.err
+		}
+		if p.cur.err != nil {
+			p.err = p.cur.err
+			return tracefmt.Record{}, p.err
+		}
+		p.cur, p.pos = <-p.in, 0
+	}
+	rec := p.cur.recs[p.pos]
+	p.cur.recs[p.pos] = tracefmt.Record{}
+	p.pos++
+	switch {
+	case rec.File != nil:
+		p.files[rec.File.ID] = *rec.File
+	case rec.Context != nil:
+		p.contexts[rec.Context.ID] = *rec.Context
+	}
+	return rec, nil
+}
