@@ -2,7 +2,6 @@ package predictor
 
 import (
 	"strings"
-	"time"
 
 	"iopred/tracefmt"
 )
@@ -201,14 +200,6 @@ func (m *Model) delayOf(t *transition, fallback *Field) float64 {
 		return float64(m.lastGap)
 	}
 	return t.Gap.Weighted
-}
-
-// lastGapDuration is the delay baseline as a Duration.
-func (m *Model) lastGapDuration() time.Duration {
-	if !m.haveGap {
-		return 0
-	}
-	return time.Duration(m.lastGap)
 }
 
 // NextSize predicts the size of the next data call on the file at path,
