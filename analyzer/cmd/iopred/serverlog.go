@@ -209,7 +209,9 @@ func runServerlogInfo(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			// Not a throughput log: perhaps a job log. A job log with a bad
 			// record says what is wrong with it.
-			if spec.Kind == "" {
+			// An address (mysql://, http://) is no job log: its own error
+			// stands, and the address, with its password, is not repeated.
+			if spec.Kind == "" && !strings.Contains(spec.Path, "://") {
 				if st, serr := os.Stat(spec.Path); serr == nil && st.IsDir() && isEmptyDir(spec.Path) {
 					return fmt.Errorf("%s: empty directory: neither a throughput log, a store nor a job log", spec.Path)
 				}
