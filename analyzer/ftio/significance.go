@@ -241,8 +241,22 @@ func autocorrelationAt(x []float64, lag float64) float64 {
 }
 
 // autocorrelationSmoothed is autocorrelationAt with x smoothed over w
-// samples.
+// samples: the largest autocorrelation within 5% of the lag.
 func autocorrelationSmoothed(x []float64, lag float64, w int) float64 {
+	lo, hi := max(1, int(math.Floor(lag*0.95))), int(math.Ceil(lag*1.05))
+	return Smooth(x, w).MaxAutocorrelation(lo, hi)
+}
+
+// Smoothed is a signal smoothed by a moving average and centred on its
+// mean, for autocorrelations that a burst's jitter within the window does
+// not spoil.
+type Smoothed struct {
+	s      []float64
+	energy float64
+}
+
+// Smooth smooths x over w samples (w >= 1).
+func Smooth(x []float64, w int) Smoothed {
 	n := len(x)
 	s := make([]float64, n)
 	var acc, mean float64
@@ -260,8 +274,15 @@ func autocorrelationSmoothed(x []float64, lag float64, w int) float64 {
 		s[i] -= mean
 		energy += s[i] * s[i]
 	}
-	lo, hi := max(1, int(math.Floor(lag*0.95))), int(math.Ceil(lag*1.05))
-	if energy == 0 || hi > n/2 {
+	return Smoothed{s, energy}
+}
+
+// MaxAutocorrelation is the largest unbiased autocorrelation (the
+// overlap shrinks with the lag) at a lag from lo to hi samples; NaN when
+// the signal is flat, lo < 1 or hi is past half the signal.
+func (sm Smoothed) MaxAutocorrelation(lo, hi int) float64 {
+	s, n := sm.s, len(sm.s)
+	if sm.energy == 0 || lo < 1 || hi > n/2 || lo > hi {
 		return math.NaN()
 	}
 	best := math.Inf(-1)
@@ -270,7 +291,7 @@ func autocorrelationSmoothed(x []float64, lag float64, w int) float64 {
 		for i := 0; i+tau < n; i++ {
 			c += s[i] * s[i+tau]
 		}
-		best = math.Max(best, c/energy*float64(n)/float64(n-tau))
+		best = math.Max(best, c/sm.energy*float64(n)/float64(n-tau))
 	}
 	return best
 }

@@ -317,43 +317,12 @@ func periodOf(x []float64, t0 float64, width int64) *Period {
 // and the autocorrelations at 1 to 4 periods (within 3%, as periods
 // jitter; NaN past half the signal).
 func fundamental(x []float64, fs, period float64) (int, []float64) {
-	n := len(x)
 	lag := period * fs
-	w := max(1, int(math.Round(lag/8)))
-	s := make([]float64, n)
-	var acc, mean float64
-	for i := range x {
-		acc += x[i]
-		if i >= w {
-			acc -= x[i-w]
-		}
-		s[i] = acc / float64(w)
-		mean += s[i]
-	}
-	mean /= float64(n)
-	var energy float64
-	for i := range s {
-		s[i] -= mean
-		energy += s[i] * s[i]
-	}
+	sm := ftio.Smooth(x, max(1, int(math.Round(lag/8))))
 	r := make([]float64, 4)
 	for m := range r {
-		r[m] = math.NaN()
-		lo, hi := int(math.Floor(float64(m+1)*lag*0.97)), int(math.Ceil(float64(m+1)*lag*1.03))
-		if energy == 0 || lo < 1 || hi > n/2 {
-			continue
-		}
-		for tau := lo; tau <= hi; tau++ {
-			var c float64
-			for i := 0; i+tau < n; i++ {
-				c += s[i] * s[i+tau]
-			}
-			// Unbiased: the overlap shrinks with the lag.
-			c = c / energy * float64(n) / float64(n-tau)
-			if math.IsNaN(r[m]) || c > r[m] {
-				r[m] = c
-			}
-		}
+		// Within 3%, as periods jitter.
+		r[m] = sm.MaxAutocorrelation(int(math.Floor(float64(m+1)*lag*0.97)), int(math.Ceil(float64(m+1)*lag*1.03)))
 	}
 	best := math.Inf(-1)
 	for _, c := range r {

@@ -48,7 +48,7 @@ func lammpsMelt(t testing.TB, dir string) []string {
 	if res := testenv.Traced(t, dir, nil, work, lmp, "-in", input, "-var", "out", work, "-log", "none", "-screen", "none"); res.Code != 0 {
 		t.Fatalf("lmp: %+v", res)
 	}
-	return []string{programTraceTB(t, dir, "lmp")}
+	return []string{programTrace(t, dir, "lmp")}
 }
 
 // h5Checkpoints is tests/predict's HDF5 writer, 20 checkpoint files.
@@ -66,7 +66,7 @@ func h5Checkpoints(t testing.TB, dir string) []string {
 	if res := testenv.Traced(t, dir, nil, "", prog, testTempDir(t), "20"); res.Code != 0 {
 		t.Fatalf("h5ckpt: %+v", res)
 	}
-	return []string{programTraceTB(t, dir, "h5ckpt")}
+	return []string{programTrace(t, dir, "h5ckpt")}
 }
 
 // pythonCheckpoints is a Python training-style loop: every step reads a
@@ -103,7 +103,7 @@ func pythonCheckpoints(t testing.TB, dir string) []string {
 	if res := testenv.Traced(t, dir, nil, work, py, script, work); res.Code != 0 {
 		t.Fatalf("python3: %+v", res)
 	}
-	return []string{programTraceTB(t, dir, "python3")}
+	return []string{programTrace(t, dir, "python3")}
 }
 
 // iorLike is tests/mpi's IOR-like MPI-IO job under Open MPI, 2 ranks, 20
@@ -144,22 +144,6 @@ func iorLike(t testing.TB, dir string) []string {
 
 // testTempDir is t.TempDir for tests and benchmarks alike.
 func testTempDir(t testing.TB) string { return t.TempDir() }
-
-// programTraceTB is programTrace for a testing.TB.
-func programTraceTB(t testing.TB, dir, prog string) string {
-	t.Helper()
-	files, err := tracefmt.Discover(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range files {
-		if strings.HasPrefix(filepath.Base(f), prog+".") {
-			return f
-		}
-	}
-	t.Fatalf("no trace of %s among %v", prog, files)
-	return ""
-}
 
 var realPrograms = []program{
 	{"lammps", lammpsMelt, func(t testing.TB, run string, reps []replay.Report) {

@@ -12,7 +12,7 @@ import (
 
 // programTrace returns the trace of the program named prog in dir (a run
 // may leave others, such as Open MPI's orted).
-func programTrace(t *testing.T, dir, prog string) string {
+func programTrace(t testing.TB, dir, prog string) string {
 	t.Helper()
 	files, err := tracefmt.Discover(dir)
 	if err != nil {
