@@ -126,7 +126,11 @@ func (m *Model) scoreBaselines(s int, t *transition, fs *fileState, path string,
 		if grammar && !from.CtxArb.useBase() && first.Symbol >= 0 && first.Symbol < len(m.syms) {
 			top = first.Symbol
 		}
-		m.topFile.record(m.fileAfter(top) == path, m.prevPath == path)
+		tt := t
+		if top != s {
+			tt = m.trans[transKey(m.prev, top)]
+		}
+		m.topFile.record(m.fileAfter(top, tt) == path, m.prevPath == path)
 	}
 	if grammar {
 		from.CtxArb.record(first.Symbol == s, m.successor(m.prev) == s)
@@ -156,23 +160,16 @@ func (m *Model) scoreBaselines(s int, t *transition, fs *fileState, path string,
 			}
 			sym.SizeArb.record(want == size, fs.lastSize == size)
 		}
-		if t.Count > 0 {
-			// Only the table's certain answers are scored: an unsure one
-			// gives way to contiguous access on a tie anyway, and the
-			// misses of a table still learning its loop must not keep it
-			// from being trusted once it knows the loop.
-			if model, certain := t.Offsets.predict(fs.end, fs.fresh, 0); certain {
-				t.OffArb.record(model == offset, transform{}.apply(fs.end, fs.fresh) == offset)
-			}
-		}
+		// The offset table's arbiter is scored where the table learns the
+		// offset (Observe), with the lookup it makes anyway.
 	}
 }
 
 // fileAfter is the file the tables name for symbol s following the
-// previous call, before the first-candidate arbiter (see walker.next).
-func (m *Model) fileAfter(s int) string {
+// previous call, t being that transition (nil when never seen), before the
+// first-candidate arbiter (see walker.next).
+func (m *Model) fileAfter(s int, t *transition) string {
 	sym := m.syms[s]
-	t := m.trans[transKey(m.prev, s)]
 	if t == nil || t.Files.Counts == [3]uint64{} {
 		if m.newTransFile.useBase() && m.prevPath != "" {
 			return m.prevPath

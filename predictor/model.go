@@ -424,7 +424,14 @@ func (m *Model) Observe(e *tracefmt.Event) {
 			t.Files.observe(path, m.prevPath, sym.LastPath)
 		}
 		if hasOffset && fs != nil {
-			t.Offsets.observe(e.Offset, fs.end, fs.fresh, m.opt.OffsetBound)
+			certain, hit := t.Offsets.observe(e.Offset, fs.end, fs.fresh, m.opt.OffsetBound)
+			// Only the table's certain answers are scored: an unsure one
+			// gives way to contiguous access on a tie anyway, and the
+			// misses of a table still learning its loop must not keep it
+			// from being trusted once it knows the loop.
+			if certain && t.Count > 1 && !m.opt.NoFallback {
+				t.OffArb.record(hit, transform{}.apply(fs.end, fs.fresh) == e.Offset)
+			}
 		}
 	} else if m.startSym < 0 {
 		m.startSym = s

@@ -50,6 +50,13 @@ type offsetTable struct {
 // grammar sees a repeating symbol), else an absolute one when the offset
 // repeats, is 0 or the file is fresh, else a relative one.
 func (o *offsetTable) classify(offset, prevEnd int64, fresh bool) transform {
+	want, _, ok := o.Seq.next(0)
+	return o.classifyWith(offset, prevEnd, fresh, want, ok)
+}
+
+// classifyWith is classify given the table's prediction want (ok false
+// when it has none).
+func (o *offsetTable) classifyWith(offset, prevEnd int64, fresh bool, want transform, ok bool) transform {
 	base := prevEnd
 	if fresh {
 		base = 0
@@ -65,7 +72,7 @@ func (o *offsetTable) classify(offset, prevEnd int64, fresh bool) transform {
 	// (a read at 0 right after 0..n is both "absolute 0" and "relative
 	// -n"), and the noise-robust predictor keeps realigned marks for such
 	// a miss, which leave the table unsure at its next prediction.
-	if want, _, ok := o.Seq.next(0); ok && want.apply(prevEnd, fresh) == offset {
+	if ok && want.apply(prevEnd, fresh) == offset {
 		return want
 	}
 	if offset == base {
@@ -83,9 +90,16 @@ func (o *offsetTable) classify(offset, prevEnd int64, fresh bool) transform {
 }
 
 // observe records the offset an occurrence of the transition used.
-func (o *offsetTable) observe(offset, prevEnd int64, fresh bool, bound int) {
-	o.Seq.observe(o.classify(offset, prevEnd, fresh), bound)
+// It returns whether the table was certain of its prediction of this
+// offset (see predict) and whether that prediction was right, for the
+// contiguous baseline's arbiter: the lookup is classify's own.
+func (o *offsetTable) observe(offset, prevEnd int64, fresh bool, bound int) (certain, hit bool) {
+	want, sure, ok := o.Seq.next(0)
+	certain = ok && sure && !o.Seq.Over
+	hit = ok && want.apply(prevEnd, fresh) == offset
+	o.Seq.observe(o.classifyWith(offset, prevEnd, fresh, want, ok), bound)
 	o.Last, o.HasLast = offset, true
+	return certain, hit
 }
 
 // predict gives the offset of the transition's occurrence `ahead` steps
