@@ -90,6 +90,23 @@ func (a arbiter) preferBase(sure bool) bool {
 	return a.Base > a.Model || (a.Base == a.Model && !sure)
 }
 
+// gapChooser picks a transition's delay from three estimates by the size
+// of their recent errors, not by who was closer (a delay is judged by its
+// mean error): the weighted average of equation (1), which follows a
+// change at once, the long-run mean, which is steadier when the gaps are
+// noise around a level, and the baseline, the last gap. The error sums
+// decay by 1/64 per outcome.
+type gapChooser struct {
+	Weighted, Mean, Last float64
+}
+
+func (g *gapChooser) record(weightedErr, meanErr, lastErr float64) {
+	const keep = 1 - 1.0/arbiterWindow
+	g.Weighted = g.Weighted*keep + weightedErr
+	g.Mean = g.Mean*keep + meanErr
+	g.Last = g.Last*keep + lastErr
+}
+
 // noteSuccessor records that symbol to followed symbol from, keeping
 // from's most frequent successor (the latest on ties) for the context
 // baseline. t is the transition from→to after its count was incremented.
@@ -150,7 +167,7 @@ func (m *Model) scoreBaselines(s int, t *transition, fs *fileState, path string,
 	if t.Count > 0 && m.haveGap {
 		model := t.Gap.Weighted - float64(gap)
 		base := float64(m.lastGap - gap)
-		t.GapArb.record(abs(model) < abs(base), abs(base) < abs(model))
+		t.GapArb.record(abs(model), abs(t.Gap.Mean-float64(gap)), abs(base))
 	}
 	if hasOffset && fs != nil {
 		sym := m.syms[s]
@@ -189,12 +206,19 @@ func abs(x float64) float64 {
 	return x
 }
 
-// delayOf is the expected gap of transition t, or the last gap when the
-// baseline has been closer on it.
+// delayOf is the expected gap of transition t: the estimate whose recent
+// errors on t are smallest (see gapChooser); the last gap is the baseline.
 func (m *Model) delayOf(t *transition, fallback *Field) float64 {
-	if !m.opt.NoFallback && t.GapArb.useBase() && m.haveGap {
+	if m.opt.NoFallback {
+		return t.Gap.Weighted
+	}
+	g := t.GapArb
+	switch {
+	case m.haveGap && g.Last < g.Weighted && g.Last < g.Mean:
 		*fallback |= FieldDelay
 		return float64(m.lastGap)
+	case g.Mean < g.Weighted:
+		return t.Gap.Mean
 	}
 	return t.Gap.Weighted
 }

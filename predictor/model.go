@@ -141,9 +141,9 @@ type transition struct {
 	Files   fileTable   `msgpack:"f"`
 	// Scores of the tables above against the baselines (see Field).
 	// Like symbol's, run-time only.
-	FileArb arbiter `msgpack:"-"`
-	GapArb  arbiter `msgpack:"-"`
-	OffArb  arbiter `msgpack:"-"`
+	FileArb arbiter    `msgpack:"-"`
+	GapArb  gapChooser `msgpack:"-"`
+	OffArb  arbiter    `msgpack:"-"`
 }
 
 // fileState is the run-time state of one file.
