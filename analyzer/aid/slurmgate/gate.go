@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iopred/internal/safefile"
 	"os"
 	"path/filepath"
 	"sort"
@@ -120,11 +121,7 @@ func (g *Gate) save() error {
 		return nil
 	}
 	b, _ := json.Marshal(g.held)
-	tmp := g.StatePath + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, g.StatePath)
+	return safefile.WriteFile(g.StatePath, b, 0o666)
 }
 
 // advise asks the advisor with the bounded wait. The log is opened
@@ -374,11 +371,7 @@ func WriteApps(path string, k *aid.Knowledge) error {
 			b = append(b, a.ID()+"\n"...)
 		}
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return safefile.WriteFile(path, b, 0o666)
 }
 
 // ReleaseAll releases every job the gate holds and starts every job

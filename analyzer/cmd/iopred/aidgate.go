@@ -60,7 +60,9 @@ func aidGate(args []string, stdout, stderr io.Writer) error {
 	adv.Slowdown, adv.Window, adv.Windows = *slow, *window, *windows
 	out := stdout
 	if *logPath != "" {
-		lf, err := os.OpenFile(*logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		// A log grows across runs: appended to, but never through a
+		// link planted at its name.
+		lf, err := os.OpenFile(*logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o666)
 		if err != nil {
 			return err
 		}

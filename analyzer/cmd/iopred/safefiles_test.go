@@ -49,6 +49,10 @@ func TestOutputsIgnorePlantedLinks(t *testing.T) {
 			[]string{out("store", "index.json")}, true}, // read first: not a store index
 		{"store lock", []string{"serverlog", "import", filepath.Join(sim, "lmt.sqlite3"), "--into", out("store2"), "--tz", "UTC"},
 			[]string{out("store2", ".lock")}, true},
+		{"rates", []string{"serverlog", "rates", filepath.Join(sim, "lmt.sqlite3"), "--tz", "UTC", "--format", "csv", "-o", out("rates.csv")},
+			[]string{out("rates.csv")}, false},
+		{"rates plot", []string{"serverlog", "rates", filepath.Join(sim, "lmt.sqlite3"), "--tz", "UTC", "--format", "csv", "-o", out("rates2.csv"), "--plot", out("rates.html")},
+			[]string{out("rates.html")}, false},
 		{"knowledge base", []string{"aid", "learn", "--lmt", filepath.Join(sim, "lmt.sqlite3"), "--jobs", filepath.Join(sim, "sacct.txt"), "--tz", "UTC", "--kb", out("kb"), "-q"},
 			[]string{out("kb", "state.1.json"), out("kb", "apps.1.json")}, false},
 		{"knowledge base manifest", []string{"aid", "learn", "--lmt", filepath.Join(sim, "lmt.sqlite3"), "--jobs", filepath.Join(sim, "sacct.txt"), "--tz", "UTC", "--kb", out("kb3"), "-q"},

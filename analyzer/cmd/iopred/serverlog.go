@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iopred/internal/safefile"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -352,9 +353,9 @@ func runServerlogRates(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	w := stdout
+	var file *safefile.File
 	if *outPath != "" && *outPath != "-" {
-		file, err := os.Create(*outPath)
-		if err != nil {
+		if file, err = safefile.Create(*outPath, 0o666); err != nil {
 			return err
 		}
 		defer file.Close()
@@ -371,8 +372,8 @@ func runServerlogRates(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if file, ok := w.(*os.File); ok && w != stdout {
-		return file.Close()
+	if file != nil {
+		return file.Commit()
 	}
 	return nil
 }

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"html"
 	"image/color"
+	"iopred/internal/safefile"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -260,7 +260,7 @@ func WritePlot(path string, r *serverlog.Rates, title string) error {
 			"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n" +
 			"<style>body{font-family:'Liberation Sans',Arimo,Arial,Helvetica,sans-serif;margin:1em 2%;}svg{display:block;width:100%;height:auto;}</style>\n" +
 			"</head>\n<body>\n<p>" + html.EscapeString(line) + "</p>\n" + string(svg) + "\n</body></html>\n"
-		return os.WriteFile(path, []byte(page), 0o644)
+		return safefile.WriteFile(path, []byte(page), 0o666)
 	case ".svg", ".png":
 		return fig.WriteFile(path)
 	}
