@@ -18,6 +18,7 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/palette"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -509,4 +510,27 @@ func (f *Figure) WriteTo(w io.Writer) (int64, error) {
 	}
 	n, err := w.Write(b)
 	return int64(n), err
+}
+
+// TopDown labels the rows of a heat map drawn from the top (row 0 at
+// y = N-1) with their numbers.
+type TopDown struct{ N int }
+
+// Ticks implements plot.Ticker.
+func (t TopDown) Ticks(min, max float64) []plot.Tick {
+	ticks := IntTicks{N: 8}.Ticks(min, max)
+	for i := range ticks {
+		ticks[i].Label = strconv.Itoa(t.N - 1 - int(ticks[i].Value))
+	}
+	return ticks
+}
+
+// ColorBarPanel is the colour scale of a heat map, titled with what its
+// colours measure, as the panel under the map.
+func ColorBarPanel(title string, cm palette.ColorMap) Panel {
+	bar := New(title, "")
+	bar.Add(&plotter.ColorBar{ColorMap: cm})
+	bar.HideY()
+	bar.Y.Min, bar.Y.Max = 0, 1
+	return Panel{Plot: bar, Height: 2.6 * vg.Centimeter}
 }

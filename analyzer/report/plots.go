@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"image/color"
 	"math"
-	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/palette"
@@ -187,7 +186,7 @@ func (r *Report) timeline() (*plotkit.Figure, error) {
 		p.NominalY(labels...)
 		p.Y.Tick.Label.Font = p.X.Tick.Label.Font
 	} else {
-		p.Y.Tick.Marker = topDown{rows}
+		p.Y.Tick.Marker = plotkit.TopDown{N: rows}
 		p.Y.Label.Text = "process (row)"
 	}
 	what := "per process"
@@ -202,24 +201,8 @@ func (r *Report) timeline() (*plotkit.Figure, error) {
 	}
 	panels = append(panels, heat)
 
-	bar := plotkit.New("bandwidth ("+unit.Name+")", "")
-	bar.Add(&plotter.ColorBar{ColorMap: cm})
-	bar.HideY()
-	bar.Y.Min, bar.Y.Max = 0, 1
-	panels = append(panels, plotkit.Panel{Plot: bar, Height: 2.6 * vg.Centimeter})
+	panels = append(panels, plotkit.ColorBarPanel("bandwidth ("+unit.Name+")", cm))
 	return &plotkit.Figure{Panels: panels}, nil
-}
-
-// topDown labels the rows of a chart drawn from the top (row 0 at y =
-// n-1) with their numbers.
-type topDown struct{ n int }
-
-func (t topDown) Ticks(min, max float64) []plot.Tick {
-	ticks := plotkit.IntTicks{N: 8}.Ticks(min, max)
-	for i := range ticks {
-		ticks[i].Label = strconv.Itoa(t.n - 1 - int(ticks[i].Value))
-	}
-	return ticks
 }
 
 // describeRows says what the first rows of a tall heat map are.
@@ -290,7 +273,7 @@ func (r *Report) timeShare() (*plotkit.Figure, error) {
 		p.NominalY(labels...)
 		p.Y.Tick.Label.Font = p.X.Tick.Label.Font
 	} else {
-		p.Y.Tick.Marker = topDown{n}
+		p.Y.Tick.Marker = plotkit.TopDown{N: n}
 		p.Y.Label.Text = "process (bar)"
 	}
 	p.X.Min = 0

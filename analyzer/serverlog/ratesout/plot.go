@@ -7,7 +7,6 @@ import (
 	"iopred/internal/safefile"
 	"math"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -209,7 +208,7 @@ func Figure(r *serverlog.Rates, title string) (*plotkit.Figure, error) {
 			hp.Y.Tick.Label.Font = hp.X.Tick.Label.Font
 			hp.Y.Tick.Label.Font.Size = vg.Points(math.Min(10, 160/float64(rows)))
 		} else {
-			hp.Y.Tick.Marker = topDown{rows}
+			hp.Y.Tick.Marker = plotkit.TopDown{N: rows}
 			hp.Y.Label.Text = "OST (row)"
 		}
 		note := fmt.Sprintf("%d columns of %v; white: no I/O; grey: unknown", hc, time.Duration(float64(n)/float64(hc)*float64(r.Step)).Round(time.Millisecond))
@@ -219,24 +218,8 @@ func Figure(r *serverlog.Rates, title string) (*plotkit.Figure, error) {
 		panels = append(panels, plotkit.Panel{Plot: hp, Title: strings.ToUpper(dir[:1]) + dir[1:] + " rate per OST",
 			Height: vg.Length(math.Min(12, 3.2+0.4*float64(rows))) * vg.Centimeter, Note: note})
 	}
-	bar := plotkit.New("rate per OST ("+hu.Name+")", "")
-	bar.Add(&plotter.ColorBar{ColorMap: cm})
-	bar.HideY()
-	bar.Y.Min, bar.Y.Max = 0, 1
-	panels = append(panels, plotkit.Panel{Plot: bar, Height: 2.6 * vg.Centimeter})
+	panels = append(panels, plotkit.ColorBarPanel("rate per OST ("+hu.Name+")", cm))
 	return &plotkit.Figure{Panels: panels}, nil
-}
-
-// topDown labels the rows of a heat map drawn from the top (row 0 at y =
-// n-1) with their numbers.
-type topDown struct{ n int }
-
-func (t topDown) Ticks(min, max float64) []plot.Tick {
-	ticks := plotkit.IntTicks{N: 8}.Ticks(min, max)
-	for i := range ticks {
-		ticks[i].Label = strconv.Itoa(t.n - 1 - int(ticks[i].Value))
-	}
-	return ticks
 }
 
 // WritePlot draws the rates to path: .svg, .png, or .html (a page with a
