@@ -833,16 +833,9 @@ func (m *Model) baseline(k int) []Prediction {
 		out = append(out, p)
 		s = next
 	}
-	m.pending, m.pendingGuess = out[0].symbolIn(m), true
+	// The first step's symbol is known: no dictionary lookup of its call.
+	m.pending, m.pendingGuess = m.successor(m.prev), true
 	return out
-}
-
-// symbolIn is the model's symbol number of a prediction's call.
-func (p *Prediction) symbolIn(m *Model) int {
-	if s, ok := m.dict[symKey{p.Ctx, p.Op}]; ok {
-		return s
-	}
-	return -1
 }
 
 // Candidates returns every operation the grammar considers possible next,
