@@ -29,8 +29,9 @@ func simulateDrift(tb testing.TB, seed uint64, maxOSTs int) *simulated {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	sim := &simulated{log: l, truth: res.Truth}
+	sim := &simulated{log: l, truth: res.Truth, records: map[string]centersim.JobRecord{}}
 	for _, j := range res.Jobs {
+		sim.records[j.ID] = j
 		if j.Started() && !j.End.IsZero() {
 			sim.jobs = append(sim.jobs, j.Job)
 		}
@@ -101,7 +102,7 @@ func TestEvaluateDrift(t *testing.T) {
 	if testing.Short() {
 		t.Skip("simulates six centers")
 	}
-	all := driftTable(t, heldOutSeeds, 128, testing.Verbose())
+	all := driftTable(t, seedsFromEnv(heldOutSeeds), 128, testing.Verbose())
 	d := summarize(all[methods()[0].name])
 	if d.xcorr < 0.63 || d.corr < 0.55 || d.vol > 0.23 {
 		t.Errorf("IOSI default on held-out drift seeds: cross-correlation %.3f (want >= 0.63), correlation %.3f (>= 0.55), volume error %.1f%% (<= 23%%)",

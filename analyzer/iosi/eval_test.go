@@ -16,6 +16,8 @@ type simulated struct {
 	log   *Log
 	jobs  []serverlog.Job
 	truth *centersim.Truth
+	// records are the simulator's runs by job id (drift family only).
+	records map[string]centersim.JobRecord
 }
 
 func simulate(tb testing.TB, scenario string, seed uint64, noise float64) *simulated {

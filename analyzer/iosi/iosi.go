@@ -145,6 +145,11 @@ type Options struct {
 	// extractAligned): for runs that contention stretches by different
 	// amounts and whose bursts drift on their own.
 	BurstAlign bool
+	// OneMatch and AnchorTimeline undo two steps of BurstAlign, for
+	// comparison: matching the runs once (scaled to the anchor's length,
+	// not again by their own stretch), and taking the anchor as the time
+	// line instead of the least-stretched run.
+	OneMatch, AnchorTimeline bool
 	// AlignSpread turns BurstAlign on for an application whose runs'
 	// lengths spread by more than this (interquartile range over median,
 	// after preprocessing): runs that contention stretched unevenly. The
@@ -210,6 +215,9 @@ type Signature struct {
 	Write     []float64
 	Read      []float64
 	Bursts    []Burst
+	// Reference is the job id of the run whose time line the signature
+	// follows, when bursts were aligned run by run (Options.BurstAlign).
+	Reference string
 	// Dropped says why samples were left out, by job id.
 	Dropped map[string]string
 	// Samples are the total rates of the samples used, after
