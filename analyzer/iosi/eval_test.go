@@ -62,7 +62,11 @@ func methods() []method {
 		{"IOSI (default)", func(s []Sample) (*Signature, error) { return Extract(s, Default()) }},
 		{"IOSI (--paper)", func(s []Sample) (*Signature, error) { return Extract(s, Paper()) }},
 		{"DTW", func(s []Sample) (*Signature, error) { return ExtractDTW(s, Paper()) }},
-		{"IOSI (no alignment)", func(s []Sample) (*Signature, error) { o := Default(); o.AlignSpread = 0; return Extract(s, o) }},
+		{"IOSI (no alignment)", func(s []Sample) (*Signature, error) {
+			o := Default()
+			o.AlignSpread, o.ChooseSpread = 0, 0
+			return Extract(s, o)
+		}},
 		{"IOSI (always aligned)", func(s []Sample) (*Signature, error) { o := Default(); o.BurstAlign = true; return Extract(s, o) }},
 	}
 }

@@ -150,6 +150,13 @@ type Options struct {
 	// not again by their own stretch), and taking the anchor as the time
 	// line instead of the least-stretched run.
 	OneMatch, AnchorTimeline bool
+	// ChooseSpread extracts a signature both ways (the wavelet and
+	// CLIQUE, and burst-by-burst alignment) for an application whose
+	// runs' lengths spread by more than this, but not by AlignSpread,
+	// and keeps the one more consistent with the runs: the median over
+	// runs of the largest normalised cross-correlation of the run with
+	// the signature stretched to its length, at lags within 5% (0: off).
+	ChooseSpread float64
 	// AlignSpread turns BurstAlign on for an application whose runs'
 	// lengths spread by more than this (interquartile range over median,
 	// after preprocessing): runs that contention stretched unevenly. The
@@ -184,6 +191,7 @@ func Default() Options {
 	o.Passes = 3
 	o.MinSupport = 0.5
 	o.AlignSpread = 0.05
+	o.ChooseSpread = 0.03
 	return o
 }
 
