@@ -159,6 +159,10 @@ func extractAligned(samples []Sample, o Options) (*Signature, error) {
 	return sig, nil
 }
 
+// underWeight is how much more the shape standing above a run's rates
+// costs in fitPlace than the run standing above the shape.
+const underWeight = 10
+
 // placeOn is where anchor burst k starts on a run whose matches to the
 // anchor's bursts are match: its match's start, or the anchor's start
 // scaled by the run's stretch and moved by the offset of the nearest
@@ -283,9 +287,13 @@ func consensus(p *prepared, ds []detrended, segs [][]segment, members [][2]int, 
 }
 
 // fitPlace is where, within segment s of a run's background-free rates
-// x, the shape fits best: the onset with the least sum of absolute
-// differences, the shape wholly inside the segment (its onset when the
-// shape is the longer).
+// x, the shape fits best, wholly inside the segment (its onset when the
+// shape is the longer): the onset with the least sum of differences,
+// where the shape standing above the run counts underWeight times as
+// much as the run standing above the shape. Another job's burst only
+// adds to the run's rates, so the burst fits under them; by absolute
+// differences alone a burst half off a foreign one it sits on fits
+// better than on it.
 func fitPlace(x []float64, s segment, shape []float64) int {
 	if s.hi-s.lo <= len(shape) {
 		return s.lo
@@ -294,7 +302,7 @@ func fitPlace(x []float64, s segment, shape []float64) int {
 	for o := s.lo; o+len(shape) <= s.hi; o++ {
 		d := 0.0
 		for q, v := range shape {
-			d += math.Abs(x[o+q] - v)
+			d += max(0, x[o+q]-v) + underWeight*max(0, v-x[o+q])
 		}
 		if d < best {
 			best, at = d, o
