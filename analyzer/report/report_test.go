@@ -14,6 +14,7 @@ import (
 	"iopred/tests/interop"
 	"iopred/tracefmt"
 	_ "iopred/tracefmt/darshan"
+	_ "iopred/tracefmt/dftracer"
 )
 
 // job writes the traces of an MPI job of n ranks: each opens a shared
@@ -270,6 +271,29 @@ func TestReportOfADarshanLog(t *testing.T) {
 		"application (each byte once)", "2.0 TiB", "Lustre layouts: the job's files lie on 24 OSTs", "vpicio.hdf5"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the report lacks %q", want)
+		}
+	}
+}
+
+// TestReportDFTracerRegions proves that the report of a DFTracer trace
+// lists the application's own work (its regions) by name and category,
+// with their counts and times, and names the processes the reader
+// rebuilt from the trace's forks.
+func TestReportDFTracerRegions(t *testing.T) {
+	traces, err := tracefmt.Discover(filepath.Join("..", "..", "tracefmt", "dftracer", "testdata", "v2-8100.pfw"),
+		filepath.Join("..", "..", "tracefmt", "dftracer", "testdata", "pool-1.0-7000.pfw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Build(traces, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := html.UnescapeString(render(t, rep))
+	for _, want := range []string{"The application's own work", "<td>epoch</td>", "<td>PyTorch</td>", "<td>step</td>",
+		"<td>pool.map</td>", "<td>PYTHON_APP</td>", "900.0 µs", "4 processes"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
 		}
 	}
 }
