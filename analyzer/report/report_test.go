@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"html"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -295,5 +296,51 @@ func TestReportDFTracerRegions(t *testing.T) {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)
 		}
+	}
+}
+
+// TestReportHeatmapSignal proves that the report of a Darshan log with
+// counters and HEATMAP records but no DXT draws each rank's bandwidth
+// from the heatmaps (MPI-IO's, else POSIX's, plus stdio's: each byte
+// once) and says their time resolution: on the Python job's log the
+// signals hold the bytes darshan-parser counts in its POSIX and STDIO
+// heatmaps (tests/interop/darshan/reference), in bins of 0.8 s. A log
+// without heatmaps has no such note.
+func TestReportHeatmapSignal(t *testing.T) {
+	for _, c := range []struct {
+		log           string
+		binNs         int64
+		read, written float64 // darshan-parser's heatmap totals
+	}{
+		{"snyder_python3_id3116902-2110365_12-19-66957-188958432683465822_1", 800_000_000, 13096 + 246, 523926517 + 440},
+		{"mpi-io-test-x86_64-3.2.1", 0, 0, 0},
+	} {
+		t.Run(c.log, func(t *testing.T) {
+			traces, err := tracefmt.Discover(interop.Path(t, "darshan/darshan-logs/"+c.log+".darshan"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep, err := Build(traces, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var read, written float64
+			for _, p := range rep.Stats.Procs {
+				for _, b := range p.ReadSignal.Bins {
+					read += b
+				}
+				for _, b := range p.WriteSignal.Bins {
+					written += b
+				}
+			}
+			if rep.Stats.HeatmapBinNs != c.binNs || math.Abs(read-c.read) > 0.5 || math.Abs(written-c.written) > 0.5 {
+				t.Errorf("bins of %d ns, %.0f bytes read and %.0f written; want %d ns, %.0f and %.0f",
+					rep.Stats.HeatmapBinNs, read, written, c.binNs, c.read, c.written)
+			}
+			page := html.UnescapeString(render(t, rep))
+			if note := strings.Contains(page, "from Darshan's HEATMAP records (no DXT): time resolution"); note != (c.binNs > 0) {
+				t.Errorf("resolution note shown: %v", note)
+			}
+		})
 	}
 }

@@ -236,8 +236,10 @@ func FuzzLines(f *testing.F) {
 	// Small seeds: Go's fuzzer minimises each input that finds new code at
 	// a cost quadratic in its length (tests/fuzzinput), and the whole
 	// fixtures kept it minimising for minutes. Each seed is a few lines:
-	// a file's hash, its open and a read; the start of the older and the
-	// forked fixtures; the first seed gzipped.
+	// a file's hash, its open and a read; the start of the older, the
+	// forked, the fork pool's and DFTracer 2's fixtures; the first seed
+	// gzipped. testdata/fuzz/FuzzLines keeps a fork pool's records with
+	// and without return values.
 	app, err := os.ReadFile(filepath.Join("testdata", "app-1234.pfw"))
 	if err != nil {
 		f.Fatal(err)
@@ -250,7 +252,7 @@ func FuzzLines(f *testing.F) {
 	zw.Write(openRead)
 	zw.Close()
 	f.Add(gz.Bytes())
-	for _, name := range []string{"old-5678.pfw", "forked-9000.pfw"} {
+	for _, name := range []string{"old-5678.pfw", "forked-9000.pfw", "pool-1.0-7000.pfw", "v2-8100.pfw"} {
 		data, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			f.Fatal(err)

@@ -601,7 +601,6 @@ type stream struct {
 	streams map[string]*position
 	queue   []tracefmt.Record
 	events  uint64
-	regions uint64
 	bytes   uint64
 	done    bool
 }
@@ -694,7 +693,6 @@ func (s *stream) region(e *event) {
 			g.Args[k] = v
 		}
 	}
-	s.regions++
 	s.queue = append(s.queue, tracefmt.Record{Kind: tracefmt.KindRegion, Region: g})
 }
 
