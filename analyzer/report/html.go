@@ -68,6 +68,7 @@ type view struct {
 	Excluded    string
 	Problems    []string
 	JobWarnings []string
+	SourceNotes []string // what the traces' sources did not record, where the figures come from
 	Findings    []insights.Finding
 	Counts      map[string]int // findings by severity
 	TimeFig     template.HTML
@@ -137,7 +138,7 @@ func (r *Report) WriteHTML(w io.Writer) error {
 
 func (r *Report) view() (*view, error) {
 	v := &view{CSS: template.CSS(pageCSS), JS: template.JS(pageJS), Problems: r.Problems, JobWarnings: r.JobWarnings,
-		Findings: r.Findings, Counts: map[string]int{}}
+		SourceNotes: r.Summary.Notes, Findings: r.Findings, Counts: map[string]int{}}
 	for _, f := range r.Findings {
 		v.Counts[string(f.Severity)]++
 	}

@@ -344,3 +344,24 @@ func TestReportHeatmapSignal(t *testing.T) {
 		})
 	}
 }
+
+// TestReportDFTracerDefaultSettings proves that the report of a trace
+// DFTracer made with its default settings (no sizes, paths or return
+// values) says what is missing and why, and still shows the pool's
+// processes apart: the parent and its 4 workers.
+func TestReportDFTracerDefaultSettings(t *testing.T) {
+	traces, err := tracefmt.Discover(interop.Path(t, "dftracer/default"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Build(traces, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := html.UnescapeString(render(t, rep))
+	for _, want := range []string{"I/O report: pool.py", "5 processes", "DFTracer recorded no sizes and file paths for the I/O calls (traced without DFTRACER_INC_METADATA=1)"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+}
