@@ -333,6 +333,14 @@ func (r *Report) lustreTable() Table {
 		}
 		t.Rows = append(t.Rows, []Cell{{Text: f.Path}, sizeCell(l.StripeSize), countCell(uint64(max(l.StripeCount, 0))), {Text: strings.Join(list, ", ")}})
 	}
+	for _, f := range s.LustreOnly {
+		list := make([]string, len(f.OSTs))
+		for i, o := range f.OSTs {
+			list[i] = strconv.FormatInt(o, 10)
+		}
+		t.Rows = append(t.Rows, []Cell{{Text: f.Path + " (no I/O record)", Title: f.Path}, sizeCell(f.StripeSize),
+			countCell(uint64(max(f.StripeCount, 0))), {Text: strings.Join(list, ", ")}})
+	}
 	return t
 }
 

@@ -54,8 +54,12 @@ type Report struct {
 	// OSTs are the Lustre OSTs the job's files lie on, ascending, when
 	// the source recorded the layouts: the job's footprint on the file
 	// system.
-	OSTs  []int64  `json:"osts,omitempty"`
-	Notes []string `json:"notes,omitempty"`
+	OSTs []int64 `json:"osts,omitempty"`
+	// LustreOnly are the layouts of the files the source kept a layout
+	// of but no I/O record (Darshan's LUSTRE module records every file a
+	// rank opened on Lustre), by path.
+	LustreOnly []LustreFile `json:"lustre_only,omitempty"`
+	Notes      []string     `json:"notes,omitempty"`
 	// Regions are the spans of the application's own work the traces
 	// record (a DFTracer trace's functions, epochs, steps), by category
 	// and name, longest in total first.

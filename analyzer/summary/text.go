@@ -173,6 +173,9 @@ func writeLustre(w io.Writer, rep *Report) {
 			fmt.Fprintf(w, "%s\t%s\t%d\t%s\n", f.Path, size(l.StripeSize), l.StripeCount, ostList(l.OSTs))
 		}
 	}
+	for _, f := range rep.LustreOnly {
+		fmt.Fprintf(w, "%s (no I/O record)\t%s\t%d\t%s\n", f.Path, size(f.StripeSize), f.StripeCount, ostList(f.OSTs))
+	}
 	fmt.Fprintf(w, "job's OST footprint\t\t%d\t%s\n", len(rep.OSTs), ostList(rep.OSTs))
 }
 
