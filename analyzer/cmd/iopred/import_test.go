@@ -353,8 +353,9 @@ func heatmapRecord(bo binary.AppendByteOrder, id uint64, rank int64, width float
 // that has heatmaps and no DXT, says the time resolution it had, and finds
 // the period DXT gives on the same run: a log of checkpoints every 2 s
 // (4 writes of 2 MiB each) with both DXT and a heatmap of 0.2 s bins
-// binned from the same calls, read once whole (DXT) and once without its
-// DXT module (heatmap alone).
+// binned from the same calls, read once whole (DXT), once without its
+// DXT module (heatmap alone), and once whole with --signal heatmap, which
+// reads the heatmap beside DXT.
 func TestPeriodFromHeatmap(t *testing.T) {
 	le := binary.LittleEndian
 	var writes []darshantest.Segment
@@ -371,14 +372,18 @@ func TestPeriodFromHeatmap(t *testing.T) {
 	heat := darshantest.Module{Slot: 15, Version: 1, Data: heatmapRecord(le, 6, 0, width, bins, make([]int64, len(bins)))}
 	dxt := darshantest.Module{Slot: 10, Version: 2, Data: darshantest.DXT(le, 5, 0, "n1", writes, nil, true)}
 	periods := map[string]float64{}
-	for name, mods := range map[string][]darshantest.Module{"dxt": {dxt, heat}, "heatmap": {heat}} {
+	for name, mods := range map[string][]darshantest.Module{"dxt": {dxt, heat}, "heatmap": {heat}, "both, --signal heatmap": {dxt, heat}} {
 		spec := darshantest.Log{Order: le, UID: 1, JobID: 9, NProcs: 1, StartSec: 1700000000, EndSec: 1700000044,
 			Exe: "/bin/ckpt", Names: map[uint64]string{5: "/scratch/ckpt", 6: "heatmap:POSIX"}, Modules: mods}
-		log := filepath.Join(t.TempDir(), name+".darshan")
+		log := filepath.Join(t.TempDir(), "ckpt.darshan")
 		if err := os.WriteFile(log, spec.Bytes(), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		code, out, errOut := run("period", "--json", log)
+		args := []string{"period", "--json", log}
+		if strings.Contains(name, "--signal heatmap") {
+			args = append(args, "--signal", "heatmap")
+		}
+		code, out, errOut := run(args...)
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", name, code, errOut)
 		}
@@ -394,7 +399,7 @@ func TestPeriodFromHeatmap(t *testing.T) {
 			t.Fatalf("%s: no period: %s", name, out)
 		}
 		periods[name] = *res.PeriodS
-		if name == "heatmap" && (res.Signal != "heatmap" || res.ResolutionS != width) {
+		if name != "dxt" && (res.Signal != "heatmap" || res.ResolutionS != width) {
 			t.Errorf("heatmap: signal %q at %v s", res.Signal, res.ResolutionS)
 		}
 		if name == "dxt" && res.Signal == "heatmap" {
@@ -402,6 +407,9 @@ func TestPeriodFromHeatmap(t *testing.T) {
 		}
 	}
 	t.Logf("period from DXT %.4f s, from the heatmap %.4f s", periods["dxt"], periods["heatmap"])
+	if periods["both, --signal heatmap"] != periods["heatmap"] {
+		t.Errorf("the heatmap of the log with DXT gives %.4f s, alone %.4f s", periods["both, --signal heatmap"], periods["heatmap"])
+	}
 	for name, p := range periods {
 		if math.Abs(p-2)/2 > 0.05 {
 			t.Errorf("%s: period %.4f s, want 2 s within 5%%", name, p)
