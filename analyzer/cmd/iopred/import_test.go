@@ -439,3 +439,40 @@ func TestDFTracerWithoutMetadata(t *testing.T) {
 		t.Errorf("no note of the missing metadata:\n%s", out)
 	}
 }
+
+// TestPeriodHeatmapAgainstDXTOnARealLog proves, on a log Darshan 3.5.0's
+// runtime wrote (tests/interop/darshan/iopred/ckpt.c: 4 MiB written every
+// 0.5 s for 20 s, with DXT and the default heatmap of 0.2 s bins), that
+// the period from the heatmap is the one DXT gives, within the heatmap's
+// resolution, and both the program's 0.5 s within 2%.
+func TestPeriodHeatmapAgainstDXTOnARealLog(t *testing.T) {
+	log := interop.Path(t, "darshan/iopred/ckpt-dxt-heatmap.darshan")
+	periods := map[string]float64{}
+	for _, signal := range []string{"auto", "heatmap"} {
+		code, out, errOut := run("period", "--json", "--signal", signal, log)
+		if code != 0 {
+			t.Fatalf("--signal %s: exit %d: %s", signal, code, errOut)
+		}
+		var res struct {
+			Signal      string   `json:"signal"`
+			ResolutionS float64  `json:"time_resolution_s"`
+			PeriodS     *float64 `json:"period_s"`
+		}
+		if err := json.Unmarshal([]byte(out), &res); err != nil {
+			t.Fatal(err)
+		}
+		if res.PeriodS == nil || (signal == "heatmap") != (res.Signal == "heatmap" && res.ResolutionS == 0.2) {
+			t.Fatalf("--signal %s: %s", signal, out)
+		}
+		periods[signal] = *res.PeriodS
+	}
+	t.Logf("period from DXT %.4f s, from the heatmap (0.2 s bins) %.4f s", periods["auto"], periods["heatmap"])
+	for signal, p := range periods {
+		if math.Abs(p-0.5)/0.5 > 0.02 {
+			t.Errorf("--signal %s: period %.4f s, want 0.5 s within 2%%", signal, p)
+		}
+	}
+	if math.Abs(periods["auto"]-periods["heatmap"]) > 0.2 {
+		t.Errorf("DXT's period %.4f s and the heatmap's %.4f s differ by more than a bin", periods["auto"], periods["heatmap"])
+	}
+}
