@@ -156,6 +156,17 @@ func (w *Writer) Proc(p Proc) error {
 	return w.record(KindProc, p)
 }
 
+// Region appends a span of the application's own work (see Region).
+func (w *Writer) Region(g *Region) error {
+	if w.err != nil {
+		return w.err
+	}
+	if g.Name == "" {
+		return errors.New("tracefmt: a region without a name")
+	}
+	return w.record(KindRegion, g)
+}
+
 // Counters appends a file's totals (see Counters). The file c.FileID
 // must have been defined; c.Path is ignored.
 func (w *Writer) Counters(c *Counters) error {
@@ -586,6 +597,8 @@ func kindName(k Kind) string {
 		return "footer"
 	case KindCounters:
 		return "counters"
+	case KindRegion:
+		return "region"
 	}
 	return strconv.Quote(string(k))
 }
