@@ -65,8 +65,9 @@ type Grammar struct {
 	length     int
 	size       int
 	obs        rewriteObserver
-	// plainRewrite makes substitute take its step-by-step version:
-	// tests check that it changes nothing.
+	// plainRewrite makes Append and substitute take their step-by-step
+	// versions (insertAfter, substitutePlain): tests check that it
+	// changes nothing.
 	plainRewrite bool
 }
 
@@ -134,12 +135,17 @@ func (g *Grammar) newNode(sym int32) int32 {
 	}
 	nodes := g.nodes
 	var h int32
-	if sym < 0 {
+	switch {
+	case sym < 0:
 		r := &g.rules[^sym]
 		h = r.firstUse
 		r.firstUse = n
 		r.uses++
-	} else {
+	case int(sym) < len(g.termUse):
+		// head and setHead's common case, a terminal seen before.
+		h = g.termUse[sym]
+		g.termUse[sym] = n
+	default:
 		h = g.head(sym)
 		g.setHead(sym, n)
 	}
@@ -459,7 +465,21 @@ func (g *Grammar) Append(sym int) {
 	}
 	g.length++
 	n := g.newNode(int32(sym))
-	g.insertAfter(g.last(0), n)
+	if g.plainRewrite {
+		g.insertAfter(g.last(0), n)
+	} else {
+		// insertAfter(last, n) as join(n, guard) then join(last, n)
+		// would do it: n is new and last is followed by the guard, so
+		// there is no digram to forget and no run of three to index.
+		nodes := g.nodes
+		gd := g.rules[0].guard
+		G, N := &nodes[gd], &nodes[n]
+		last := G.prev
+		N.next = gd
+		G.prev = n
+		nodes[last].next = n
+		N.prev = last
+	}
 	if p := g.nodes[n].prev; !g.nodes[p].guard {
 		g.check(p)
 	}

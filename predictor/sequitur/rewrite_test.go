@@ -45,8 +45,9 @@ func sameGrammar(a, b *Grammar) error {
 	return nil
 }
 
-// TestRewriteInOnePiece checks that substitute, written out in one piece,
-// leaves the grammar exactly as the step-by-step substitutePlain does
+// TestRewriteInOnePiece checks that substitute and Append, written out in
+// one piece, leave the grammar exactly as the step-by-step versions
+// (substitutePlain, insertAfter) do
 // (same arena, free lists and digram table after every symbol), with the
 // predictor's marks moved alike: on runs of one symbol (the commonest I/O
 // pattern), cycles of a run and another symbol, nested loops clean and
