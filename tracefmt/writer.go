@@ -317,24 +317,12 @@ func (w *Writer) Event(e *Event) error {
 		w.lastOp, w.lastData, w.lastPOSIX = e.Op, IsData(e.Op), LayerOf(e.Op) == LayerPOSIX
 		w.line.head = appendJSONString(append(w.line.head[:0], `{"k":"e","o":`...), e.Op)
 		w.line.tailOK = false
+		w.line.prefixOK = false
 	}
-	b := append(w.buf, w.line.head...)
-	if e.FileID != w.prevFile {
-		b = append(b, `,"f":`...)
-		b = appendUint(b, uint64(e.FileID))
-		w.prevFile = e.FileID
-	}
-	if ctx != 0 {
-		if ctx != w.line.ctx {
-			w.line.ctx = ctx
-			w.line.ctxField = appendUint(append(w.line.ctxField[:0], `,"c":`...), uint64(ctx))
-		}
-		b = append(b, w.line.ctxField...)
-	}
-	if e.Tid != w.prevTid {
-		b = append(b, `,"i":`...)
-		b = appendInt(b, int64(e.Tid))
-		w.prevTid = e.Tid
+	if ctx != 0 && ctx != w.line.ctx {
+		w.line.ctx = ctx
+		w.line.ctxField = appendUint(append(w.line.ctxField[:0], `,"c":`...), uint64(ctx))
+		w.line.prefixOK = false
 	}
 	data := w.lastData
 	// The fields from size to parent repeat from one event of a loop to
@@ -343,8 +331,38 @@ func (w *Writer) Event(e *Event) error {
 	if !w.line.tailOK || !tail.same(&w.line.tailKey) {
 		w.line.tailKey, w.line.tailOK = tail, true
 		w.line.tail = w.appendTail(w.line.tail[:0], e, data)
+		w.line.prefixOK = false
 	}
-	b = append(b, w.line.tail...)
+	b := w.buf
+	if e.FileID == w.prevFile && e.Tid == w.prevTid {
+		// No file or thread field: the line starts with the operation,
+		// context and repeated fields, which a loop's events share.
+		if !w.line.prefixOK || w.line.prefixCtx != ctx {
+			p := append(w.line.prefix[:0], w.line.head...)
+			if ctx != 0 {
+				p = append(p, w.line.ctxField...)
+			}
+			w.line.prefix = append(p, w.line.tail...)
+			w.line.prefixOK, w.line.prefixCtx = true, ctx
+		}
+		b = append(b, w.line.prefix...)
+	} else {
+		b = append(b, w.line.head...)
+		if e.FileID != w.prevFile {
+			b = append(b, `,"f":`...)
+			b = appendUint(b, uint64(e.FileID))
+			w.prevFile = e.FileID
+		}
+		if ctx != 0 {
+			b = append(b, w.line.ctxField...)
+		}
+		if e.Tid != w.prevTid {
+			b = append(b, `,"i":`...)
+			b = appendInt(b, int64(e.Tid))
+			w.prevTid = e.Tid
+		}
+		b = append(b, w.line.tail...)
+	}
 	if e.Offset == NoOffset {
 		if data {
 			b = append(b, `,"nx":1`...)
@@ -391,6 +409,11 @@ type lineCache struct {
 	tailKey  eventTail
 	tailOK   bool
 	tail     []byte
+	// prefix is head, ctxField (when prefixCtx is not 0) and tail in
+	// one, for lines with no file or thread field; valid when prefixOK.
+	prefix    []byte
+	prefixCtx uint32
+	prefixOK  bool
 }
 
 // appendTail appends the fields of e from size to parent; data is
