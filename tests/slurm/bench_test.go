@@ -5,7 +5,9 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -23,7 +25,9 @@ import (
 //     three are interleaved in every op (3 submissions each, the plugin
 //     switched off and on by scontrol reconfigure, one untimed warm-up
 //     submission after each), so that the load of a shared machine
-//     falls on all three alike; the medians are reported as *-ms.
+//     falls on all three alike; the medians are reported as *-ms, and
+//     slurmctld's own time for the submission (sdiag's count and total
+//     time of REQUEST_SUBMIT_BATCH_JOB around each) as *-ctld-ms.
 //   - start/*: from sbatch to the job's start, for a listed application
 //     without the plugin and gate (the scheduler alone) and with both at a
 //     quiet load (sbatch, the gate's next look, its advice from
@@ -67,11 +71,22 @@ func BenchmarkGateLatency(b *testing.B) {
 	b.Run("submit", func(b *testing.B) {
 		kinds := []string{"no-plugin", "plugin-unlisted", "plugin-listed"}
 		took := map[string][]time.Duration{}
+		inCtld := map[string][]time.Duration{} // slurmctld's own time, from sdiag
 		wantComment := map[string]string{}
 		one := func(kind, app string) {
+			b.StopTimer()
+			n0, us0 := submitRPCs(b, c)
+			b.StartTimer()
 			t0 := time.Now()
 			j := c.submit(b, app, script, "--hold")
 			took[kind] = append(took[kind], time.Since(t0))
+			b.StopTimer()
+			n1, us1 := submitRPCs(b, c)
+			if n1 != n0+1 {
+				b.Fatalf("sdiag counts %d batch submissions for one sbatch", n1-n0)
+			}
+			inCtld[kind] = append(inCtld[kind], time.Duration(us1-us0)*time.Microsecond)
+			b.StartTimer()
 			wantComment[j.id] = map[bool]string{true: slurmgate.GateComment}[kind == "plugin-listed"]
 		}
 		// After a reconfigure, the first submission pays for loading
@@ -80,6 +95,7 @@ func BenchmarkGateLatency(b *testing.B) {
 			b.StopTimer()
 			one(kind, app)
 			took[kind] = took[kind][:len(took[kind])-1]
+			inCtld[kind] = inCtld[kind][:len(inCtld[kind])-1]
 			b.StartTimer()
 		}
 		for i := range b.N {
@@ -132,9 +148,11 @@ func BenchmarkGateLatency(b *testing.B) {
 		}
 		c.run(b, tool(b, "scancel"), ids...)
 		for _, kind := range kinds {
-			m := median(took[kind])
+			m, ctld := median(took[kind]), median(inCtld[kind])
 			b.ReportMetric(float64(m.Microseconds())/1e3, kind+"-ms")
+			b.ReportMetric(float64(ctld.Microseconds())/1e3, kind+"-ctld-ms")
 			results["submit/"+kind] = figure{median: m}
+			results["ctld/"+kind] = figure{median: ctld}
 		}
 	})
 
@@ -219,6 +237,10 @@ func BenchmarkGateLatency(b *testing.B) {
 		ms(results["submit/no-plugin"].median),
 		ms(results["submit/plugin-unlisted"].median), ratio("submit/plugin-unlisted", "submit/no-plugin"),
 		ms(results["submit/plugin-listed"].median), ratio("submit/plugin-listed", "submit/no-plugin"))
+	fmt.Fprintf(&s, "  of which inside slurmctld (sdiag's REQUEST_SUBMIT_BATCH_JOB time, medians): no plugin %s; plugin, unlisted app %s (%s); plugin, listed app %s (%s)\n",
+		ms(results["ctld/no-plugin"].median),
+		ms(results["ctld/plugin-unlisted"].median), ratio("ctld/plugin-unlisted", "ctld/no-plugin"),
+		ms(results["ctld/plugin-listed"].median), ratio("ctld/plugin-listed", "ctld/no-plugin"))
 	base := "start/no-plugin-no-gate/listed"
 	fmt.Fprintf(&s, "sbatch to start (medians): listed app, scheduler alone %s\n", sec(results[base].median))
 	for _, n := range []string{"start/plugin-gate/unlisted", "start/plugin-gate/listed", "start/plugin-gate-interval10s/listed"} {
@@ -274,4 +296,23 @@ func (c *cluster) setJobSubmitPlugins(t testing.TB, on bool) {
 		t.Fatal(err)
 	}
 	c.run(t, tool(t, "scontrol"), "reconfigure")
+}
+
+var sdiagSubmit = regexp.MustCompile(`REQUEST_SUBMIT_BATCH_JOB\s+\(\s*\d+\)\s+count:(\d+)\s+ave_time:\d+\s+total_time:(\d+)`)
+
+// submitRPCs returns how many batch submissions slurmctld handled and
+// their total time in microseconds, from sdiag.
+func submitRPCs(t testing.TB, c *cluster) (count, us int64) {
+	t.Helper()
+	out, err := c.command(t, tool(t, "sdiag")).Output()
+	if err != nil {
+		t.Fatalf("sdiag: %v", err)
+	}
+	m := sdiagSubmit.FindSubmatch(out)
+	if m == nil {
+		return 0, 0 // none yet
+	}
+	count, _ = strconv.ParseInt(string(m[1]), 10, 64)
+	us, _ = strconv.ParseInt(string(m[2]), 10, 64)
+	return count, us
 }
