@@ -135,7 +135,7 @@ func (s *Significance) judgeBursts(x []float64, fs, ftioS float64) {
 	}
 	switch {
 	case b.PValue > Alpha:
-		s.Verdict, s.Reason = "not significant", fmt.Sprintf("p = %.3g > %g: the signal's %d bursts at random times line up as well on a period, or come at intervals as alike, in %.3g of %d surrogates", b.PValue, Alpha, b.Bursts, b.PValue/2*float64(b.Surrogates+1)-1, b.Surrogates)
+		s.Verdict, s.Reason = "not significant", fmt.Sprintf("p = %.3g > %g: the signal's %d bursts placed at random times line up as well on some period (p = %.3g) or come at intervals as alike (p = %.3g), before doubling for the two tests", b.PValue, Alpha, b.Bursts, b.CoherencePValue, b.SpreadPValue)
 	case !b.Found():
 		s.Verdict, s.Reason = "low", fmt.Sprintf("significant (p = %.3g), but the bursts keep the rhythm loosely (phase coherence %.2f < %g, interval spread %.2f > %g)", b.PValue, b.Coherence, MinCoherence, b.Spread, MaxSpread)
 	case !s.Agrees:

@@ -326,11 +326,18 @@ func BenchmarkCorpus(b *testing.B) {
 	}
 	b.ReportMetric(all.precision(), "precision")
 	b.ReportMetric(all.recall(), "recall")
+	answers, freqs := readFTIOAnswers(b)
 	if len(tuneRuns) > 0 {
 		fmt.Printf("tuning half (%d runs):\n%s\n", len(tuneRuns), tune)
+		if answers != nil {
+			fmt.Printf("tuning half beside FTIO v0.0.9 (ftio_answers.tsv; ! marks a wrong claim):\n%s\n", sideBySide(tune, answers, freqs))
+		}
 	}
 	if len(heldRuns) > 0 {
 		fmt.Printf("held-out half (%d runs):\n%s\n", len(heldRuns), held)
+		if answers != nil {
+			fmt.Printf("held-out half beside FTIO v0.0.9 (ftio_answers.tsv; ! marks a wrong claim):\n%s\n", sideBySide(held, answers, freqs))
+		}
 	}
 	fmt.Printf("both halves: precision %.3f  recall %.3f\n", all.precision(), all.recall())
 }
