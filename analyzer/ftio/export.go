@@ -43,9 +43,12 @@ func WriteJSONLines(w io.Writer, paths []string) (ExportStats, error) {
 			Start []float64 `json:"t_rank_s"`
 			End   []float64 `json:"t_rank_e"`
 		}
+		// FTIO's reader (v0.0.9) casts number_of_ranks to an integer
+		// and fails on a line without it.
 		type modeRecord struct {
-			TotalBytes float64   `json:"total_bytes"`
-			Bandwidth  bandwidth `json:"bandwidth"`
+			TotalBytes    float64   `json:"total_bytes"`
+			NumberOfRanks int       `json:"number_of_ranks"`
+			Bandwidth     bandwidth `json:"bandwidth"`
 		}
 		var b bandwidth
 		var bytes float64
@@ -54,7 +57,7 @@ func WriteJSONLines(w io.Writer, paths []string) (ExportStats, error) {
 				return nil
 			}
 			st.Lines++
-			err := enc.Encode(map[string]modeRecord{m.name: {TotalBytes: bytes, Bandwidth: b}})
+			err := enc.Encode(map[string]modeRecord{m.name: {TotalBytes: bytes, NumberOfRanks: max(1, len(srcs)), Bandwidth: b}})
 			b, bytes = bandwidth{}, 0
 			return err
 		}

@@ -1,8 +1,10 @@
 package ftio
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"iopred/tracefmt"
@@ -28,6 +30,25 @@ func TestWriteJSONLines(t *testing.T) {
 	}
 	if format, err := tracefmt.IsFTIOFile(out); err != nil || format == "" {
 		t.Fatalf("the export is not FTIO input: %q %v", format, err)
+	}
+	// FTIO itself (v0.0.9) casts every line's number_of_ranks to an
+	// integer and fails without it.
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var rec map[string]struct {
+			Ranks *int `json:"number_of_ranks"`
+		}
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("line %d: %v", i+1, err)
+		}
+		for mode, r := range rec {
+			if r.Ranks == nil || *r.Ranks < 1 {
+				t.Errorf("line %d (%s): number_of_ranks %v, want at least 1", i+1, mode, r.Ranks)
+			}
+		}
 	}
 	if st.Writes != 30 {
 		t.Errorf("%d write requests, want the run's 30 checkpoints of one write", st.Writes)

@@ -173,7 +173,7 @@ func (res *Result) FindPhases() {
 		if hi-lo < 16 {
 			return
 		}
-		s := TestPeriod(x[lo:hi], fs, ph.PeriodS)
+		s := testSpectrum(x[lo:hi], fs, ph.PeriodS)
 		if s.PValue > Alpha || !s.Agrees {
 			return
 		}

@@ -76,11 +76,27 @@ type Significance struct {
 	Harmonic int  `json:"harmonic,omitempty"`
 	// Verdict is "high" (significant, FTIO's spectrum finds the same
 	// period and the time domain repeats at it), "moderate" (significant
-	// otherwise: PeriodS is the period reported) or "not significant".
+	// otherwise: PeriodS is the period reported), "low" (the bursts'
+	// rhythm is significant but they keep it too loosely to act on:
+	// coherence below MinCoherence) or "not significant".
 	Verdict string `json:"verdict"`
 	// Reason explains a verdict other than high.
 	Reason string `json:"reason,omitempty"`
+	// Method is the test the verdict rests on: "bursts" (TestBursts, for
+	// signals of separate bursts) or "spectrum" (the strongest spectral
+	// line against surrogates, for the others).
+	Method string `json:"method"`
+	// BurstTest is the burst test's outcome, whether it applied or not.
+	BurstTest *BurstTest `json:"burst_test,omitempty"`
 }
+
+// MinCoherence is the phase coherence of the burst starts at the period
+// that a "moderate" or "high" verdict needs: bursts that keep the period
+// within about a fifth of it (uniform jitter of 0.3 periods either way,
+// or a normal one of 0.19, gives 0.5). A rhythm looser than that can be
+// significant over many bursts and still tell a user nothing about when
+// the next one comes.
+const MinCoherence = 0.5
 
 // TestPeriod tests whether x (bandwidth samples at fs Hz) has a spectral
 // line its own bursts placed at random would not make, and compares it
@@ -92,7 +108,47 @@ type Significance struct {
 // comes from Surrogates signals of x's own bursts in random order at
 // random times, drawn from a fixed seed, so that a signal always gets
 // the same p-value.
+//
+// When x is a train of separate bursts (TestBursts applies), the verdict
+// rests on the burst test instead: PeriodS is the period the starts line
+// up on, PValue the burst test's, and the spectral line's figures are
+// replaced.
 func TestPeriod(x []float64, fs, ftioS float64) Significance {
+	s := testSpectrum(x, fs, ftioS)
+	b := TestBursts(x, fs)
+	s.BurstTest = &b
+	if b.Applies {
+		s.judgeBursts(x, fs, ftioS)
+	}
+	return s
+}
+
+// judgeBursts sets the verdict from s.BurstTest, which applied.
+func (s *Significance) judgeBursts(x []float64, fs, ftioS float64) {
+	b := s.BurstTest
+	s.Method, s.PeriodS, s.PValue, s.Surrogates = "bursts", b.PeriodS, b.PValue, b.Surrogates
+	s.Share, s.Harmonic, s.Reason = 0, 0, ""
+	s.Agrees = ftioS > 0 && math.Abs(ftioS-b.PeriodS) <= Agreement*b.PeriodS
+	s.Autocorrelation = nil
+	if r := autocorrelationAt(x, b.PeriodS*fs); !math.IsNaN(r) {
+		s.Autocorrelation = &r
+	}
+	switch {
+	case b.PValue > Alpha:
+		s.Verdict, s.Reason = "not significant", fmt.Sprintf("p = %.3g > %g: the signal's %d bursts placed at random times line up as well on some period (p = %.3g) or come at intervals as alike (p = %.3g), before doubling for the two tests", b.PValue, Alpha, b.Bursts, b.CoherencePValue, b.SpreadPValue)
+	case !b.Found():
+		s.Verdict, s.Reason = "low", fmt.Sprintf("significant (p = %.3g), but the bursts keep the rhythm loosely (phase coherence %.2f < %g, interval spread %.2f > %g)", b.PValue, b.Coherence, MinCoherence, b.Spread, MaxSpread)
+	case !s.Agrees:
+		s.Verdict, s.Reason = "moderate", fmt.Sprintf("significant (p = %.3g), but FTIO's spectrum finds another period", b.PValue)
+	case s.Autocorrelation == nil || *s.Autocorrelation < MinAutocorrelation:
+		s.Verdict, s.Reason = "moderate", fmt.Sprintf("significant (p = %.3g), but the signal repeats poorly at the period (autocorrelation below %g)", b.PValue, MinAutocorrelation)
+	default:
+		s.Verdict = "high"
+	}
+}
+
+// testSpectrum is TestPeriod's spectral test.
+func testSpectrum(x []float64, fs, ftioS float64) Significance {
 	target := defaultTestSamples
 	if span := float64(len(x)) / fs; ftioS > 0 {
 		target = int(math.Round(samplesPerPeriod * span / ftioS))
@@ -108,7 +164,7 @@ func TestPeriod(x []float64, fs, ftioS float64) Significance {
 		x, fs = y, fs/float64(factor)
 	}
 	n := len(x)
-	s := Significance{Surrogates: Surrogates, Verdict: "not significant", PValue: 1, Samples: n}
+	s := Significance{Surrogates: Surrogates, Verdict: "not significant", PValue: 1, Samples: n, Method: "spectrum"}
 	bursts, gaps := segment(x)
 	s.Bursts = len(bursts)
 	if n < 16 {

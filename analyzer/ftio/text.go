@@ -26,9 +26,21 @@ func WriteText(w io.Writer, res Result) error {
 		ew.printf("period: %.6g s (%.6g Hz), confidence %.4f (%s)\n", *res.PeriodS, *res.FreqHz, res.Confidence, res.Verdict)
 	}
 	if sig != nil {
-		ew.printf("significance: p = %.3g against %d surrogates (the signal's %d bursts at random times, %d samples)", sig.PValue, sig.Surrogates, sig.Bursts, sig.Samples)
-		if sig.PeriodS > 0 {
-			ew.printf("; its strongest line is at %.6g s (%.3g of the power)", sig.PeriodS, sig.Share)
+		if b := sig.BurstTest; sig.Method == "bursts" {
+			rhythm := "no rhythm"
+			switch b.Rhythm {
+			case "clock":
+				rhythm = "the starts keep a phase"
+			case "intervals":
+				rhythm = "the intervals are alike"
+			}
+			ew.printf("significance: p = %.3g against %d surrogates (the signal's %d bursts, busy %.1f%% of the time, placed at random times): %s at %.6g s (phase coherence %.2f, p = %.3g; interval spread %.2f, p = %.3g)",
+				sig.PValue, sig.Surrogates, b.Bursts, 100*b.DutyCycle, rhythm, sig.PeriodS, b.Coherence, b.CoherencePValue, b.Spread, b.SpreadPValue)
+		} else {
+			ew.printf("significance: p = %.3g against %d surrogates (the signal's %d bursts at random times, %d samples)", sig.PValue, sig.Surrogates, sig.Bursts, sig.Samples)
+			if sig.PeriodS > 0 {
+				ew.printf("; its strongest line is at %.6g s (%.3g of the power)", sig.PeriodS, sig.Share)
+			}
 		}
 		if sig.Autocorrelation != nil {
 			ew.printf(", autocorrelation there %.3f", *sig.Autocorrelation)

@@ -284,6 +284,13 @@ func periodOf(x []float64, t0 float64, width int64) *Period {
 		// autocorrelation at it needs two periods of signal (with the
 		// jitter allowed).
 		if math.IsNaN(r[0]) {
+			// FTIO's period does not repeat; the bursts may still keep
+			// a shorter one (reported as moderate).
+			if s := ftio.TestPeriod(fine.Signal, fine.Fs, 0); s.Method == "bursts" && (s.Verdict == "moderate" || s.Verdict == "high") {
+				p.Multiple = 0
+				p.ApplySignificance(s, false)
+				return p
+			}
 			p.PeriodS, p.FreqHz, p.Confidence, p.Verdict = nil, nil, 0, "not periodic (repeats fewer than twice)"
 			p.Multiple = 0
 			return p

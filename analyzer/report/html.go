@@ -427,7 +427,11 @@ func (r *Report) periodFacts(v *view) {
 		add("period of the "+what, fmt.Sprintf("%s s (%s Hz)", plotkit.Num(*p.PeriodS), plotkit.Num(*p.FreqHz)))
 		add("confidence", fmt.Sprintf("FTIO's %.2f; verdict %s; %d of %d sampling resolutions agree", p.Confidence, p.Verdict, p.Agreeing, len(p.Resolutions)))
 		if sig := p.Significance; sig != nil {
-			add("significance", fmt.Sprintf("p = %.3g against %d surrogates of the job's own %d bursts at random times", sig.PValue, sig.Surrogates, sig.Bursts))
+			if b := sig.BurstTest; sig.Method == "bursts" {
+				add("significance", fmt.Sprintf("p = %.3g against %d surrogates of the job's own %d bursts at random times (burst starts: phase coherence %.2f, interval spread %.2f)", sig.PValue, sig.Surrogates, b.Bursts, b.Coherence, b.Spread))
+			} else {
+				add("significance", fmt.Sprintf("p = %.3g against %d surrogates of the job's own %d bursts at random times", sig.PValue, sig.Surrogates, sig.Bursts))
+			}
 		}
 		if p.Multiple > 1 {
 			add("fundamental", fmt.Sprintf("%d times the strongest spectral peak: the signal repeats at that lag (autocorrelation), the peak is a harmonic", p.Multiple))

@@ -5,8 +5,14 @@
 # deadline loop's), or 0 when only the program knows it (LAMMPS's dumps, the
 # IOR-like job's checkpoints): the test then measures it from the trace as the
 # mean interval between the starts of the BURSTS write bursts to FILE.
+# The last column, half, puts each run in the half the verdict is tuned on
+# ("tune") or the half that judges it ("held"), split by program and seed.
 # usage: tests/periodcorpus/record.sh [NAME_PATTERN]   (from the repository root,
 # after make; needs lmp, fio, mpicc, h5copy, h5import, sqlite3, make, gcc, python3)
+# A deadline loop keeps its period only if it gets a core when it wakes: on a
+# shared machine record with RECORD_NICE=-10 (as root), so that other users'
+# niced work does not delay it; each run's load average before and after, and
+# the nice level, go to recorded.tsv.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 here=$root/tests/periodcorpus
@@ -16,7 +22,19 @@ only=${1:-}
 [ -f "$lib" ] || { echo "record.sh: $lib missing: run make first" >&2; exit 1; }
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
-[ -n "$only" ] || printf 'run\tclass\tperiod_s\tbursts\tfile\n' > "$here/labels.tsv"
+[ -n "$only" ] || printf 'run\tclass\tperiod_s\tbursts\tfile\thalf\n' > "$here/labels.tsv"
+[ -f "$here/recorded.tsv" ] || printf 'run\tdate_utc\tload1_before\tload1_after\tnice\n' > "$here/recorded.tsv"
+nicelevel=${RECORD_NICE:-0}
+
+# half NAME: the half a run belongs to: odd-numbered programs and seeds tune,
+# even ones judge; of the three LAMMPS and IOR runs, one each tunes.
+half() {
+  case $1 in
+    ckpt1|ckpt3|ckpt5|ckpt7|ckpt9|ckpt11|h5a|h5c|lammps100|ior250) echo tune ;;
+    pool1|pool3|pool5|random1|random3|random5|fio1|fio3|make1|tar1|sort1|sqlite1|sqlite3) echo tune ;;
+    *) echo held ;;
+  esac
+}
 
 # run NAME CLASS PERIOD BURSTS FILE LOAD CMD...: records one run (LOAD=1: a CPU
 # hog runs beside it, untraced).
@@ -27,14 +45,16 @@ run() {
   local out=$here/runs/$name data=$work/$name
   rm -rf "$out"; mkdir -p "$out" "$data"
   local hog=
-  if [ "$load" = 1 ]; then $py -c 'while True: pass' & hog=$!; fi
+  if [ "$load" = 1 ]; then nice -n "$nicelevel" $py -c 'while True: pass' & hog=$!; fi
   echo "recording $name" >&2
-  (cd "$data" && env LD_PRELOAD="$lib" IOPRED_DIR="$out" IOPRED_PREDICT=0 \
+  local before; before=$(cut -d' ' -f1 /proc/loadavg)
+  (cd "$data" && nice -n "$nicelevel" env LD_PRELOAD="$lib" IOPRED_DIR="$out" IOPRED_PREDICT=0 \
      OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_plm_rsh_agent= \
      DATA="$data" "$@") > "$work/$name.log" 2>&1 || { cat "$work/$name.log" >&2; exit 1; }
   if [ -n "$hog" ]; then kill $hog; wait $hog 2>/dev/null || true; fi
   rm -rf "$data"
-  if [ -z "$only" ]; then printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$class" "$period" "$bursts" "$file" >> "$here/labels.tsv"; fi
+  printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$(date -u +%FT%TZ)" "$before" "$(cut -d' ' -f1 /proc/loadavg)" "$nicelevel" >> "$here/recorded.tsv"
+  if [ -z "$only" ]; then printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$class" "$period" "$bursts" "$file" "$(half "$name")" >> "$here/labels.tsv"; fi
 }
 
 w=$here/workload.py

@@ -1,0 +1,434 @@
+package ftio
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+	"math/cmplx"
+	"math/rand/v2"
+	"sort"
+
+	"gonum.org/v1/gonum/dsp/fourier"
+)
+
+// A job that checkpoints every T seconds writes in short bursts with long
+// idle stretches between them. Its spectrum spreads the rhythm over the
+// harmonics of 1/T (a train of narrow pulses has them all about equally
+// strong), a jitter of a tenth of the period already smears the higher
+// ones, and the strongest single bin then holds little of the power: the
+// spectral test (TestPeriod) misses most such jobs. The rhythm is plain
+// in the times the bursts start, though, in one of two ways:
+//
+//   - a job that checkpoints on a clock (every T s of wall time) starts
+//     its bursts at one phase of the period all run long: their phase
+//     coherence (the Rayleigh statistic of circular statistics, used by
+//     astronomers to find the period of photon arrival times) is high at
+//     T, however much each burst jitters about its deadline;
+//   - a job that checkpoints every N steps of its own work keeps the
+//     interval between bursts, but a slower stretch of steps shifts every
+//     later burst: the phase drifts, the coherence over the whole run is
+//     lost, while the intervals stay alike (a small spread).
+//
+// TestBursts measures both, each against the null model TestPeriod uses:
+// the same bursts, of the same durations, in random order at random times
+// (a uniform composition of the idle time), with a Bonferroni correction
+// for testing twice. Significance alone is not enough: a rhythm must also
+// be tight enough to tell when the next burst comes (MinCoherence,
+// MaxSpread).
+
+// Settings of TestBursts.
+const (
+	// MinBursts is how many bursts the burst test needs: three cycles
+	// and a few to spare, as fewer line up by chance too often to tell.
+	MinBursts = 6
+	// MaxDutyCycle is the largest share of the bursts' extent they may
+	// cover for the burst test to apply. The test is for trains of
+	// narrow bursts, whose fundamental holds a small share of their
+	// power (2·sin²(πd)/(π²·d·(1-d)) for a duty cycle d: 0.10 at 5%);
+	// from a quarter on it holds more than half, and the spectral test
+	// finds it, while the intervals between starts of bursts that fill
+	// much of the time are set by their durations, not by a rhythm.
+	MaxDutyCycle = 0.25
+	// mergeRatio is how much longer than the next shorter one a pause
+	// must be to separate bursts, when pauses within a burst (a write,
+	// an fsync, a write) are to be told from pauses between them.
+	mergeRatio = 3
+	// oversample is how many frequencies the coherence is computed at
+	// per resolvable frequency (1 / the bursts' extent).
+	oversample = 8
+	// fundamentalShare: of the frequencies where the starts cohere, the
+	// period is the lowest whose coherence reaches this share of the
+	// best: a train of bursts every T also lines up at T/2, T/3, ...,
+	// a little less well the more the bursts jitter.
+	fundamentalShare = 0.7
+	// stopAfter ends the drawing of surrogates once this many reached
+	// each observed statistic (the p-values are then well above Alpha;
+	// Besag and Clifford's sequential Monte Carlo test).
+	stopAfter = 10
+	// MaxSpread is the largest interquartile range of the intervals
+	// between bursts, over their median, that a rhythm of intervals may
+	// have: the middle half of the intervals within a band half the
+	// median wide (a normal spread of 0.37 of the mean; bursts at random
+	// times have 1.6).
+	MaxSpread = 0.5
+)
+
+// BurstTest is the outcome of TestBursts.
+type BurstTest struct {
+	// Bursts is how many bursts the signal holds, after joining the ones
+	// separated by less than MergeGapS.
+	Bursts    int     `json:"bursts"`
+	MergeGapS float64 `json:"merge_gap_s"`
+	// DutyCycle is the share of the bursts' extent they cover.
+	DutyCycle float64 `json:"duty_cycle"`
+	// PeriodS is the period found (0 when the test did not run): by
+	// Rhythm "clock", the one the burst starts line up on best (the
+	// lowest of the nearly best), fitted by least squares to the starts;
+	// otherwise the time from the first to the last burst over the
+	// cycles between them, each interval counted as the whole number of
+	// median intervals nearest to it (a burst split in two, or one
+	// missing, does not change it).
+	PeriodS float64 `json:"period_s"`
+	// Rhythm is "clock" when the starts keep a phase (significant, and
+	// Coherence at least MinCoherence), "intervals" when the intervals
+	// between them are alike (significant, Spread at most MaxSpread),
+	// or "" when neither.
+	Rhythm string `json:"rhythm"`
+	// Coherence is the Rayleigh statistic of the starts' phases at the
+	// period they line up on best, from 0 (spread evenly) to 1 (all at
+	// one phase); CoherencePValue its test's p-value.
+	Coherence       float64 `json:"coherence"`
+	CoherencePValue float64 `json:"coherence_p_value"`
+	// Spread is the interquartile range of the intervals between burst
+	// starts over their median; SpreadPValue the share of surrogates
+	// (the observed counted among them) whose spread is as small.
+	Spread       float64 `json:"interval_spread"`
+	SpreadPValue float64 `json:"spread_p_value"`
+	// PValue is the p-value of the rhythm found (or the smaller of the
+	// two), doubled for the two tests (Bonferroni).
+	PValue     float64 `json:"p_value"`
+	Surrogates int     `json:"surrogates"`
+	// Applies says whether the signal is bursty enough for the test
+	// (MinBursts bursts, at most MaxDutyCycle); Reason says why not.
+	Applies bool   `json:"applies"`
+	Reason  string `json:"reason,omitempty"`
+}
+
+// Found reports whether the test applied and found a rhythm.
+func (b BurstTest) Found() bool { return b.Rhythm != "" }
+
+// TestBursts tests whether the bursts of x (bandwidth samples at fs Hz)
+// start at a rhythm their durations placed at random would not show.
+// The surrogates are drawn from a fixed seed, so a signal always gets the
+// same p-value.
+func TestBursts(x []float64, fs float64) BurstTest {
+	b := BurstTest{PValue: 1}
+	bursts, joined := burstsOf(x)
+	b.Bursts = len(bursts)
+	b.MergeGapS = float64(joined) / fs
+	if len(bursts) < MinBursts {
+		b.Reason = fmt.Sprintf("%d bursts: the burst test needs %d", len(bursts), MinBursts)
+		return b
+	}
+	first, extent := bursts[0].start, bursts[len(bursts)-1].end-bursts[0].start
+	busy := 0
+	durations := make([]int, len(bursts))
+	starts := make([]int, len(bursts))
+	for i, r := range bursts {
+		durations[i] = r.end - r.start
+		busy += durations[i]
+		starts[i] = r.start - first
+	}
+	b.DutyCycle = float64(busy) / float64(extent)
+	if b.DutyCycle > MaxDutyCycle {
+		b.Reason = fmt.Sprintf("the bursts cover %.0f%% of their extent: too busy for the burst test", 100*b.DutyCycle)
+		return b
+	}
+	b.Applies = true
+	b.Spread = intervalSpread(starts)
+	co := newCoherence(extent, len(bursts))
+	best, lowest := co.scan(starts)
+	clockPeriod := fitPeriod(starts, lowest)
+	b.Coherence = math.Sqrt(best)
+	rng := rand.New(rand.NewPCG(seed, uint64(len(bursts))<<32|uint64(extent)))
+	surrogate := make([]int, len(bursts))
+	coherent, regular := 0, 0
+	for b.Surrogates < Surrogates && (coherent < stopAfter || regular < stopAfter) {
+		randomStarts(surrogate, durations, extent, rng)
+		if s, _ := co.scan(surrogate); s >= best {
+			coherent++
+		}
+		if intervalSpread(surrogate) <= b.Spread {
+			regular++
+		}
+		b.Surrogates++
+	}
+	b.CoherencePValue = float64(coherent+1) / float64(b.Surrogates+1)
+	b.SpreadPValue = float64(regular+1) / float64(b.Surrogates+1)
+	byClock := 2*b.CoherencePValue <= Alpha && b.Coherence >= MinCoherence
+	byIntervals := 2*b.SpreadPValue <= Alpha && b.Spread <= MaxSpread
+	switch {
+	case byClock:
+		b.Rhythm, b.PValue, b.PeriodS = "clock", 2*b.CoherencePValue, clockPeriod/fs
+	case byIntervals:
+		b.Rhythm, b.PValue, b.PeriodS = "intervals", 2*b.SpreadPValue, cyclePeriod(starts)/fs
+	default:
+		b.PValue, b.PeriodS = 2*math.Min(b.CoherencePValue, b.SpreadPValue), clockPeriod/fs
+		if b.SpreadPValue < b.CoherencePValue {
+			b.PeriodS = cyclePeriod(starts) / fs
+		}
+	}
+	b.PValue = math.Min(1, b.PValue)
+	return b
+}
+
+// burstsOf cuts x into bursts: runs of samples with I/O, joined
+// when the pause between them is short. The pauses are sorted, and the
+// longest jump between neighbours (by a factor of mergeRatio at least,
+// with MinBursts-1 pauses above it) tells the pauses within bursts from
+// those between them. It returns the bursts and the longest pause joined
+// (0: none), in samples.
+func burstsOf(x []float64) ([]run, int) {
+	if len(x) == 0 {
+		return nil, 0
+	}
+	raw := activeRuns(x)
+	if len(raw) < 2 {
+		return raw, 0
+	}
+	pauses := make([]int, len(raw)-1)
+	for i := range pauses {
+		pauses[i] = raw[i+1].start - raw[i].end
+	}
+	sorted := append([]int(nil), pauses...)
+	sort.Ints(sorted)
+	join, bestRatio := 0, float64(mergeRatio)
+	for i := 0; i+MinBursts-1 <= len(sorted)-1; i++ {
+		// sorted[i] is the longest pause joined, sorted[i+1:] separate.
+		if r := float64(sorted[i+1]) / float64(sorted[i]); r >= bestRatio {
+			join, bestRatio = sorted[i], r
+		}
+	}
+	if join == 0 {
+		return raw, 0
+	}
+	out := []run{raw[0]}
+	for i, p := range pauses {
+		if p <= join {
+			out[len(out)-1].end = raw[i+1].end
+		} else {
+			out = append(out, raw[i+1])
+		}
+	}
+	return out, join
+}
+
+// coherence computes the phase coherence of burst starts at every
+// frequency of a grid of oversample points per resolvable frequency:
+// directly, or by one FFT of the train of starts zero-padded to
+// oversample times the extent when there are many starts.
+type coherence struct {
+	size   int // the grid's points per cycle per sample
+	lo, hi int // the grid's bins scanned
+	n      int // starts
+	fft    *fourier.FFT
+	train  []float64
+	coef   []complex128
+	power  []float64
+	rot    []complex128
+	at     []complex128
+}
+
+func newCoherence(extent, n int) *coherence {
+	size := 1 << bits.Len(uint(oversample*extent))
+	c := &coherence{size: size, n: n}
+	// From three cycles in the extent to half the mean spacing of the
+	// starts (a period is at least about that spacing; the harmonics
+	// past twice the burst rate add only chances).
+	c.lo = int(math.Ceil(3 * float64(size) / float64(extent)))
+	c.hi = min(size/2, int(math.Floor(2*float64(n-1)*float64(size)/float64(extent))))
+	c.power = make([]float64, max(0, c.hi-c.lo+1))
+	if direct := float64(len(c.power)) * float64(n); direct > 4*float64(size)*float64(bits.Len(uint(size))) {
+		c.fft, c.train = fourier.NewFFT(size), make([]float64, size)
+	} else {
+		c.rot, c.at = make([]complex128, n), make([]complex128, n)
+	}
+	return c
+}
+
+// scan returns the best squared coherence over the grid and the
+// frequency (in cycles per sample) of the lowest whose coherence reaches
+// fundamentalShare of the best.
+func (c *coherence) scan(starts []int) (float64, float64) {
+	norm := float64(c.n * c.n)
+	if c.fft != nil {
+		for i := range c.train {
+			c.train[i] = 0
+		}
+		for _, s := range starts {
+			c.train[s]++
+		}
+		c.coef = c.fft.Coefficients(c.coef, c.train)
+		for k := c.lo; k <= c.hi; k++ {
+			a := c.coef[k]
+			c.power[k-c.lo] = (real(a)*real(a) + imag(a)*imag(a)) / norm
+		}
+	} else {
+		// Each start's phasor turned by its step from one frequency of
+		// the grid to the next.
+		for j, s := range starts {
+			step := 2 * math.Pi * float64(s) / float64(c.size)
+			c.rot[j] = cmplx.Rect(1, step)
+			c.at[j] = cmplx.Rect(1, step*float64(c.lo))
+		}
+		for k := range c.power {
+			var sum complex128
+			for j := range c.at {
+				sum += c.at[j]
+				c.at[j] *= c.rot[j]
+			}
+			c.power[k] = (real(sum)*real(sum) + imag(sum)*imag(sum)) / norm
+		}
+	}
+	best := 0.0
+	for _, p := range c.power {
+		best = math.Max(best, p)
+	}
+	if best == 0 {
+		return 0, 0
+	}
+	for k, p := range c.power {
+		// The first local maximum high enough.
+		if p >= fundamentalShare*best && (k == len(c.power)-1 || p >= c.power[k+1]) {
+			return best, float64(k+c.lo) / float64(c.size)
+		}
+	}
+	return best, 0
+}
+
+// fitPeriod numbers the starts by the cycle of frequency f (cycles per
+// sample) they fall in and fits start = a + period·cycle by least
+// squares: the period, in samples.
+func fitPeriod(starts []int, f float64) float64 {
+	var sc, st, scc, sct float64
+	n := float64(len(starts))
+	for _, s := range starts {
+		c := math.Round(float64(s) * f)
+		sc += c
+		st += float64(s)
+		scc += c * c
+		sct += c * float64(s)
+	}
+	den := n*scc - sc*sc
+	if den == 0 {
+		return 1 / f
+	}
+	return (n*sct - sc*st) / den
+}
+
+// randomStarts fills out with the starts of bursts of the given durations
+// in random order, the first at 0 and the last ending at extent, the idle
+// time between them a uniform random composition.
+func randomStarts(out, durations []int, extent int, rng *rand.Rand) {
+	n := len(durations)
+	idle := extent
+	for _, d := range durations {
+		idle -= d
+	}
+	// n-1 inner pauses summing to idle: the spacings of n-2 uniform
+	// cut points in [0, idle].
+	cuts := make([]int, n-1)
+	for i := range n - 2 {
+		cuts[i] = rng.IntN(idle + 1)
+	}
+	cuts[n-2] = idle
+	sort.Ints(cuts[:n-2])
+	order := rng.Perm(n)
+	at, prev := 0, 0
+	for i, j := range order {
+		out[i] = at
+		at += durations[j]
+		if i < n-1 {
+			at += cuts[i] - prev
+			prev = cuts[i]
+		}
+	}
+}
+
+// intervalSpread is the interquartile range of the intervals between
+// consecutive starts over their median.
+func intervalSpread(starts []int) float64 {
+	iv := make([]float64, len(starts)-1)
+	for i := range iv {
+		iv[i] = float64(starts[i+1] - starts[i])
+	}
+	sort.Float64s(iv)
+	q := func(p float64) float64 {
+		at := p * float64(len(iv)-1)
+		i := int(at)
+		if i+1 >= len(iv) {
+			return iv[len(iv)-1]
+		}
+		return iv[i] + (at-float64(i))*(iv[i+1]-iv[i])
+	}
+	if m := q(0.5); m > 0 {
+		return (q(0.75) - q(0.25)) / m
+	}
+	return math.Inf(1)
+}
+
+// cyclePeriod is the time from the first start to the last over the
+// cycles between them, in samples. An interval shorter than half the
+// median starts no new cycle (a burst split in two); a longer one counts
+// as one cycle, and as m > 1 only from m - 1/4 medians on (m - 1 bursts
+// missed): intervals that keep a rhythm (spread at most MaxSpread) stay
+// within about a quarter of the median, and one that is merely long must
+// not count twice.
+func cyclePeriod(starts []int) float64 {
+	iv := make([]int, len(starts)-1)
+	for i := range iv {
+		iv[i] = starts[i+1] - starts[i]
+	}
+	sort.Ints(iv)
+	median := float64(iv[len(iv)/2])
+	if len(iv)%2 == 0 {
+		median = float64(iv[len(iv)/2-1]+iv[len(iv)/2]) / 2
+	}
+	if median == 0 {
+		return 0
+	}
+	cycles, first, last := 0.0, starts[0], starts[0]
+	for _, s := range starts[1:] {
+		r := float64(s-last) / median
+		if r < 0.5 {
+			continue
+		}
+		cycles += math.Max(1, math.Floor(r+0.25))
+		last = s
+	}
+	if cycles == 0 {
+		return median
+	}
+	return float64(last-first) / cycles
+}
+
+// activeRuns returns the maximal runs of samples of x with I/O. Any I/O
+// counts, not only samples above the mean as for the spectral test's
+// surrogates: a checkpoint that opens with a few small writes (an HDF5
+// file's superblock) starts with them, not with its first large write,
+// whose delay varies with the small ones.
+func activeRuns(x []float64) []run {
+	var out []run
+	for i := 0; i < len(x); i++ {
+		if x[i] <= 0 {
+			continue
+		}
+		j := i
+		for j < len(x) && x[j] > 0 {
+			j++
+		}
+		out = append(out, run{i, j})
+		i = j
+	}
+	return out
+}

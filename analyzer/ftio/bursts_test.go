@@ -1,0 +1,177 @@
+package ftio
+
+import (
+	"math"
+	"math/rand/v2"
+	"sort"
+	"testing"
+)
+
+// train returns n samples at fs Hz, zero but for bursts of width samples
+// starting at the given times (s), and a second run of width samples a
+// pause of split samples later when split > 0 (a write, an fsync, a
+// write).
+func train(n int, fs float64, width, split int, starts []float64) []float64 {
+	x := make([]float64, n)
+	for _, t := range starts {
+		i := int(t * fs)
+		for j := i; j < i+width && j < n; j++ {
+			x[j] = 1e6
+		}
+		if split > 0 {
+			for j := i + width + split; j < i+2*width+split && j < n; j++ {
+				x[j] = 1e6
+			}
+		}
+	}
+	return x
+}
+
+// The burst test finds the period of bursts kept on a clock (their phase)
+// and of bursts kept at alike intervals whose phase drifts, joins the
+// parts of a split burst, finds nothing in bursts at random times, and
+// stays out of signals that are busy or hold too few bursts.
+func TestBurstRhythms(t *testing.T) {
+	const fs = 200.0
+	rng := rand.New(rand.NewPCG(1, 2))
+	var clock, drift, poisson, few []float64
+	for i := range 30 {
+		// Deadlines every 0.5 s, each moved by up to 0.1 s either way.
+		clock = append(clock, 1+0.5*float64(i)+0.2*(rng.Float64()-0.5))
+	}
+	at := 1.0
+	for range 30 {
+		// Intervals of 0.4 s ± 40% (uniform): the phase wanders.
+		drift = append(drift, at)
+		at += 0.4 * (0.6 + 0.8*rng.Float64())
+	}
+	at = 1.0
+	for range 40 {
+		poisson = append(poisson, at)
+		at += rng.ExpFloat64() * 0.4
+	}
+	for i := range 4 {
+		few = append(few, 1+float64(i))
+	}
+	n := int(20 * fs)
+	for _, tc := range []struct {
+		name    string
+		x       []float64
+		applies bool
+		rhythm  string
+		period  float64 // 0: none
+	}{
+		{"clock", train(n, fs, 2, 0, clock), true, "clock", 0.5},
+		{"split bursts", train(n, fs, 2, 6, clock), true, "clock", 0.5},
+		{"drifting phase", train(n, fs, 2, 0, drift), true, "intervals", 0},
+		{"random times", train(n, fs, 2, 0, poisson), true, "", 0},
+		{"busy", train(n, fs, 60, 0, clock), false, "", 0},
+		{"four bursts", train(n, fs, 2, 0, few), false, "", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := TestBursts(tc.x, fs)
+			if b.Applies != tc.applies {
+				t.Fatalf("applies %v, want %v (%s)", b.Applies, tc.applies, b.Reason)
+			}
+			if b.Rhythm != tc.rhythm {
+				t.Errorf("rhythm %q, want %q (coherence %.2f p %.3f, spread %.2f p %.3f)", b.Rhythm, tc.rhythm, b.Coherence, b.CoherencePValue, b.Spread, b.SpreadPValue)
+			}
+			want := tc.period
+			if tc.rhythm == "intervals" {
+				want = (drift[len(drift)-1] - drift[0]) / float64(len(drift)-1)
+			}
+			if want > 0 && math.Abs(b.PeriodS-want) > 0.02*want {
+				t.Errorf("period %.4f s, want %.4f", b.PeriodS, want)
+			}
+			if tc.rhythm == "" && tc.applies && b.PValue <= Alpha {
+				t.Errorf("p = %.3f for bursts at random times", b.PValue)
+			}
+			if again := TestBursts(tc.x, fs); again.PValue != b.PValue {
+				t.Errorf("p-value %g, then %g: the surrogates must be reproducible", b.PValue, again.PValue)
+			}
+		})
+	}
+}
+
+// A checkpoint missed or split in two does not change the period counted
+// over cycles, and an interval merely long does not count twice.
+func TestCyclePeriod(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		starts []int
+		want   float64
+	}{
+		{"regular", []int{0, 100, 200, 300, 400}, 100},
+		{"one missed", []int{0, 100, 300, 400, 500}, 100},
+		{"one split", []int{0, 100, 130, 200, 300, 400}, 100},
+		{"one long", []int{0, 100, 200, 360, 460, 560}, 112},
+	} {
+		if got := cyclePeriod(tc.starts); math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("%s: %g, want %g", tc.name, got, tc.want)
+		}
+	}
+}
+
+// A surrogate keeps every burst's duration, lays the bursts end to end
+// with idle time between them, the first at 0 and the last ending at the
+// extent.
+func TestRandomStartsKeepBursts(t *testing.T) {
+	durations := []int{3, 1, 7, 2, 2, 5}
+	const extent = 100
+	rng := rand.New(rand.NewPCG(3, 4))
+	out := make([]int, len(durations))
+	for range 200 {
+		randomStarts(out, durations, extent, rng)
+		if out[0] != 0 {
+			t.Fatalf("first start %d, want 0", out[0])
+		}
+		if !sort.IntsAreSorted(out) {
+			t.Fatalf("starts %v out of order", out)
+		}
+		// The bursts' order is shuffled: each gap must hold some
+		// duration, and the total must reach the extent exactly.
+		total := 0
+		for _, d := range durations {
+			total += d
+		}
+		idle := 0
+		for i := 1; i < len(out); i++ {
+			idle += out[i] - out[i-1]
+		}
+		last := out[len(out)-1]
+		if last >= extent || idle > extent {
+			t.Fatalf("starts %v past the extent %d", out, extent)
+		}
+		for i := 1; i < len(out); i++ {
+			if out[i]-out[i-1] < 1 {
+				t.Fatalf("starts %v: bursts overlap", out)
+			}
+		}
+	}
+}
+
+// Pauses within a burst are joined only when they are much shorter than
+// the pauses between bursts.
+func TestBurstsOfJoinsOnlyShortPauses(t *testing.T) {
+	const fs = 100.0
+	var starts []float64
+	for i := range 10 {
+		starts = append(starts, 1+float64(i))
+	}
+	split := train(1200, fs, 2, 3, starts)
+	b, joined := burstsOf(split)
+	if len(b) != 10 || joined != 3 {
+		t.Errorf("split bursts: %d bursts joining pauses up to %d samples, want 10 and 3", len(b), joined)
+	}
+	// Pauses of 80 to 120 samples: all alike, none joined.
+	rng := rand.New(rand.NewPCG(5, 6))
+	starts, at := nil, 1.0
+	for range 10 {
+		starts = append(starts, at)
+		at += 0.8 + 0.4*rng.Float64()
+	}
+	b, joined = burstsOf(train(1400, fs, 2, 0, starts))
+	if len(b) != 10 || joined != 0 {
+		t.Errorf("jittered bursts: %d bursts joining pauses up to %d samples, want 10 and 0", len(b), joined)
+	}
+}
