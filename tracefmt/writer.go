@@ -810,7 +810,7 @@ func appendBody(b []byte, v any) (_ []byte, ok bool) {
 		}
 		return append(b, '}'), true
 	case Footer:
-		if !plainModel(r.Model) {
+		if !plainModel(r.Model) || r.Prefetch != nil {
 			return b, false
 		}
 		b = append(b, `{"reason":`...)
