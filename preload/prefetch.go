@@ -61,10 +61,13 @@ func readsPath() string {
 	return ""
 }
 
-// startPrefetch runs when the session starts: it hands the previous run's
-// read sequences to the C side.
-func startPrefetch() {
-	if C.iop_pf_on == 0 {
+// initPrefetch runs in the package's initialiser, on the thread the Go
+// runtime starts on while the program goes on: it hands the previous
+// run's read sequences to the C side before most programs have opened
+// their first file (a session starts only at the first recorded event,
+// and a short program's reads can be over before its trace is created).
+func initPrefetch() {
+	if C.iop_pf_on == 0 || C.iop_cfg.disabled != 0 {
 		return
 	}
 	prefetch = &prefetchState{}

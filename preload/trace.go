@@ -67,7 +67,6 @@ func newSession() *session {
 	if err := s.open(time.Unix(0, int64(C.iop_t0_unix))); err != nil {
 		s.fail(err)
 	}
-	startPrefetch()
 	return s
 }
 
