@@ -810,7 +810,7 @@ func appendBody(b []byte, v any) (_ []byte, ok bool) {
 		}
 		return append(b, '}'), true
 	case Footer:
-		if !plainModel(r.Model) || r.Prefetch != nil {
+		if !plainModel(r.Model) {
 			return b, false
 		}
 		b = append(b, `{"reason":`...)
@@ -837,6 +837,31 @@ func appendBody(b []byte, v any) (_ []byte, ok bool) {
 				b = appendJSONString(b, k)
 				b = append(b, ':')
 				b = appendPlain(b, r.Model[k])
+			}
+			b = append(b, '}')
+		}
+		if p := r.Prefetch; p != nil {
+			b = append(b, `,"prefetch":{"reads":`...)
+			b = strconv.AppendUint(b, p.Reads, 10)
+			b = append(b, `,"covered":`...)
+			b = strconv.AppendUint(b, p.Covered, 10)
+			b = append(b, `,"prefetched_bytes":`...)
+			b = strconv.AppendUint(b, p.PrefetchedBytes, 10)
+			b = append(b, `,"used_bytes":`...)
+			b = strconv.AppendUint(b, p.UsedBytes, 10)
+			b = append(b, `,"wasted_bytes":`...)
+			b = strconv.AppendUint(b, p.WastedBytes, 10)
+			b = append(b, `,"calls":`...)
+			b = strconv.AppendUint(b, p.Calls, 10)
+			b = append(b, `,"misses":`...)
+			b = strconv.AppendUint(b, p.Misses, 10)
+			if p.Capped != 0 {
+				b = append(b, `,"capped":`...)
+				b = strconv.AppendUint(b, p.Capped, 10)
+			}
+			if p.TableFiles != 0 {
+				b = append(b, `,"table_files":`...)
+				b = strconv.AppendInt(b, int64(p.TableFiles), 10)
 			}
 			b = append(b, '}')
 		}

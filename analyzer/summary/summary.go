@@ -56,6 +56,33 @@ type Report struct {
 	// system.
 	OSTs  []int64  `json:"osts,omitempty"`
 	Notes []string `json:"notes,omitempty"`
+	// Prefetch sums the processes' prefetch counters, nil when no process
+	// prefetched.
+	Prefetch *tracefmt.Prefetch `json:"prefetch,omitempty"`
+}
+
+// prefetchTotal sums the processes' prefetch counters.
+func prefetchTotal(procs []Process) *tracefmt.Prefetch {
+	var t *tracefmt.Prefetch
+	for _, p := range procs {
+		q := p.Prefetch
+		if q == nil {
+			continue
+		}
+		if t == nil {
+			t = &tracefmt.Prefetch{}
+		}
+		t.Reads += q.Reads
+		t.Covered += q.Covered
+		t.PrefetchedBytes += q.PrefetchedBytes
+		t.UsedBytes += q.UsedBytes
+		t.WastedBytes += q.WastedBytes
+		t.Calls += q.Calls
+		t.Misses += q.Misses
+		t.Capped += q.Capped
+		t.TableFiles += q.TableFiles
+	}
+	return t
 }
 
 // SourceJob is the job as another tool recorded it: a Darshan log's job
@@ -134,6 +161,9 @@ type Process struct {
 	BytesWritten int64  `json:"bytes_written"`
 	Errors       uint64 `json:"failed_calls"`
 	Dropped      uint64 `json:"dropped"`
+	// Prefetch is what the library's prefetching did in the process
+	// (IOPRED_PREFETCH=1), from the trace's footer.
+	Prefetch *tracefmt.Prefetch `json:"prefetch,omitempty"`
 	// Layers is the per-layer view of its I/O; BytesRead and
 	// BytesWritten count each byte once.
 	Layers   Layers `json:"layers,omitempty"`
@@ -261,6 +291,7 @@ func Summarize(traces []string, opt Options) (*Report, error) {
 	files, ctxs := s.files, s.ctxs
 	s.cnt.finish(rep, files)
 	rep.Application, rep.Layers = layerTotals(rep.Processes)
+	rep.Prefetch = prefetchTotal(rep.Processes)
 	for _, f := range files {
 		f.Processes = max(len(f.procs), f.shared)
 		rep.Files = append(rep.Files, f.FileStats)
@@ -486,6 +517,7 @@ func (s *summarizer) trace(proc int, path string, open func() (recordSource, err
 		case rec.Footer != nil:
 			p.DurationNs = rec.Footer.EndNs
 			p.Dropped = rec.Footer.Dropped
+			p.Prefetch = rec.Footer.Prefetch
 		}
 	}
 	p.Complete = true

@@ -52,8 +52,8 @@ func wellCovered(t *testing.T, p tracefmt.Prefetch, reads uint64, min float64) {
 }
 
 // TestStridedReaders: a C program reading 64 KiB at a 1 MiB stride (pread,
-// lseek+read, fseeko+fread), and a column of tiles (runs of 16 reads at
-// the stride, each run 64 KiB after the last: the nested detector), gets
+// lseek+read, fseeko+fread), and tiles (runs of 16 reads at the stride,
+// each run 256 KiB after the last: the nested detector), gets
 // the same checksum with prefetching, and prefetching covers nearly every
 // read with little waste.
 func TestStridedReaders(t *testing.T) {
@@ -67,7 +67,7 @@ func TestStridedReaders(t *testing.T) {
 		{"pread", 120, mib},
 		{"read", 120, mib},
 		{"fread", 120, mib},
-		{"tiles", 256, 4 * mib}, // 16 runs of 16 reads, the runs 64 KiB apart
+		{"tiles", 256, 4 * mib}, // 16 runs of 16 reads, the runs 256 KiB apart
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
 			p := sameEverywhere(t, []string{data}, nil, prog, data, fmt.Sprint(tc.reads), fmt.Sprint(64*kib), fmt.Sprint(tc.stride), "50", tc.mode)

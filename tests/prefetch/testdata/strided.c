@@ -3,8 +3,8 @@
  *
  * strided FILE READS SIZE STRIDE COMPUTE_US [pread|read|fread|tiles|random SEED]
  *   pread: pread at offset i*STRIDE; read: lseek + read; fread: fseek +
- *   fread; tiles: runs of 16 reads at STRIDE, each run SIZE further than
- *   the last (a column of tiles); random: READS offsets drawn with SEED
+ *   fread; tiles: runs of 16 reads at STRIDE, each run 4 SIZE further than
+ *   the last (a row of tiles, one tile in four); random: READS offsets drawn with SEED
  *   (a multiple of SIZE below the file's size), the same for the same seed. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -54,7 +54,7 @@ int main(int argc, char **argv) {
   long short_reads = 0;
   for (long i = 0; i < reads; i++) {
     off_t off = (off_t)i * stride;
-    if (strcmp(mode, "tiles") == 0) off = (off_t)(i % 16) * stride + (off_t)(i / 16) * size;
+    if (strcmp(mode, "tiles") == 0) off = (off_t)(i % 16) * stride + (off_t)(i / 16) * 4 * size;
     if (strcmp(mode, "random") == 0) off = (off_t)(rand_r(&seed) % (st.st_size / size)) * size;
     ssize_t r;
     if (strcmp(mode, "read") == 0) {
