@@ -305,9 +305,14 @@ static void pf_start(void) {
   pthread_attr_destroy(&attr);
 }
 
-/* enqueue hands a range to the thread; 0 when the queue is full. */
+/* enqueue hands a range to the thread; 0 when the queue is full, or when
+ * its lock stays taken (the thread holding it was preempted): the reading
+ * thread never waits for a prefetch. */
 static int enqueue(int fd, int64_t lo, int64_t hi) {
-  while (atomic_exchange_explicit(&q_lock, 1, memory_order_acquire)) __builtin_ia32_pause();
+  for (int spins = 0; atomic_exchange_explicit(&q_lock, 1, memory_order_acquire); spins++) {
+    if (spins == 64) return 0;
+    __builtin_ia32_pause();
+  }
   int ok = q_head - q_tail < PF_QUEUE;
   if (ok) {
     queue[q_head & (PF_QUEUE - 1)] = (struct pf_req){fd, lo, hi};
@@ -395,7 +400,7 @@ static int predict(struct iop_pf *p, int64_t *offs, int64_t *sizes, int max, con
       offs[k] = t->off[i];
       sizes[k] = t->size[i];
     }
-    return k;
+    if (k) return k; /* at the sequence's end the stride detector may know more */
   }
   int64_t n = p->last_size;
   if (n <= 0) return 0;
@@ -434,12 +439,15 @@ static int64_t file_size(int fd) {
 
 IOP_HIDDEN void iop_pf_read(struct iop_pf **slot, int fd, uint32_t file, int64_t off, int64_t n) {
   if (n <= 0 || off < 0) return;
-  struct iop_pf *p = *slot;
+  struct iop_pf *p = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
   if (IOP_UNLIKELY(!p)) {
-    p = iop_arena_alloc(sizeof *p);
-    if (!p) return;
-    pf_reset(p);
-    *slot = p;
+    /* Two threads' first reads of one description may race here: one
+     * detector wins, the other's few bytes stay in the arena. */
+    struct iop_pf *fresh = iop_arena_alloc(sizeof *fresh);
+    if (!fresh) return;
+    pf_reset(fresh);
+    p = NULL;
+    if (__atomic_compare_exchange_n(slot, &p, fresh, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) p = fresh;
   }
   if (IOP_UNLIKELY(!atomic_load_explicit(&q_started, memory_order_relaxed))) {
     pthread_once(&q_once, pf_start);
@@ -450,7 +458,7 @@ IOP_HIDDEN void iop_pf_read(struct iop_pf **slot, int fd, uint32_t file, int64_t
   if (p->nr) {
     int64_t used = consume(p, off, off + n);
     count(IOP_PF_USED, (uint64_t)used);
-    if (used == n) count(IOP_PF_COVERED, 1);
+    if (used >= n) count(IOP_PF_COVERED, 1); /* more when advised ranges overlapped */
   }
   if (p->expect_valid) {
     if (off == p->expect) hit(p);

@@ -2,6 +2,7 @@ package prefetch
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,6 +26,23 @@ type workload struct {
 	cmd func(m mode, dir string) (args []string, env []string)
 	// warm runs before the timed runs (the repeated reader's first run).
 	warm func(b *testing.B)
+	// cached runs it with its files in the page cache: what prefetching
+	// costs when there is nothing to gain.
+	cached bool
+}
+
+// warmCache reads the files whole, so that they are in the page cache.
+func warmCache(b *testing.B, files ...string) {
+	for _, f := range files {
+		fh, err := os.Open(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := io.Copy(io.Discard, fh); err != nil {
+			b.Fatal(err)
+		}
+		fh.Close()
+	}
 }
 
 // libEnv is the environment that puts a process under the library.
@@ -38,7 +56,7 @@ func libEnv(b *testing.B, m mode, dir string) []string {
 	return nil
 }
 
-// BenchmarkPrefetchTable runs each workload cold, without iopred (Linux's
+// BenchmarkPrefetchTable runs each workload cold (one row cached), without iopred (Linux's
 // read-ahead alone), under iopred with prefetching off and with it on,
 // the three modes one after another in each repetition
 // (IOPRED_PREFETCH_BENCH_REPS, default 5), and prints the median
@@ -78,6 +96,8 @@ func BenchmarkPrefetchTable(b *testing.B) {
 	workloads := []workload{
 		{name: "strided C reader (64 KiB every 1 MiB, 100 us compute)", files: []string{data},
 			cmd: simple(strided, data, "512", size, fmt.Sprint(mib), "100", "pread")},
+		{name: "same, file in the page cache (cost only)", files: []string{data}, cached: true,
+			cmd: simple(strided, data, "512", size, fmt.Sprint(mib), "100", "pread")},
 		{name: "same, pinned to one core (taskset -c 0)", files: []string{data},
 			cmd: simple(testenv.Tool(b, "taskset"), "-c", "0", strided, data, "512", size, fmt.Sprint(mib), "100", "pread")},
 		{name: "tiles, nested (runs of 16 at 32 MiB, runs 256 KiB apart, 100 us)", files: []string{data},
@@ -114,6 +134,7 @@ func BenchmarkPrefetchTable(b *testing.B) {
 
 	type row struct {
 		times [3][]time.Duration
+		loops [3][]float64 // the program's own loop time ("time S" on stderr), when it prints one
 		pf    tracefmt.Prefetch
 	}
 	rows := make([]row, len(workloads))
@@ -125,7 +146,11 @@ func BenchmarkPrefetchTable(b *testing.B) {
 			for _, m := range []mode{plain, tracedOff, tracedOn} {
 				traces := b.TempDir()
 				args, env := w.cmd(m, traces)
-				coldCache(b, w.files...)
+				if w.cached {
+					warmCache(b, w.files...)
+				} else {
+					coldCache(b, w.files...)
+				}
 				start := time.Now()
 				res := testenv.Run(b, env, "", args[0], args[1:]...)
 				elapsed := time.Since(start)
@@ -133,6 +158,9 @@ func BenchmarkPrefetchTable(b *testing.B) {
 					b.Fatalf("%s (%v): exit %d\n%s", w.name, m, res.Code, res.Stderr)
 				}
 				rows[i].times[m] = append(rows[i].times[m], elapsed)
+				if loop, ok := loopTime(res.Stderr); ok {
+					rows[i].loops[m] = append(rows[i].loops[m], loop)
+				}
 				if m == tracedOn {
 					p := sum(footers(b, traces))
 					balanced(b, p)
@@ -147,20 +175,27 @@ func BenchmarkPrefetchTable(b *testing.B) {
 		}
 	}
 
-	median := func(ds []time.Duration) time.Duration {
-		s := append([]time.Duration(nil), ds...)
-		sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-		return s[len(s)/2]
+	ms := func(d float64) string { return fmt.Sprintf("%.1f ms", d*1e3) }
+	seconds := func(ds []time.Duration) []float64 {
+		out := make([]float64, len(ds))
+		for i, d := range ds {
+			out[i] = d.Seconds()
+		}
+		return out
 	}
-	ms := func(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d)/1e6) }
 	var out strings.Builder
-	fmt.Fprintf(&out, "\nprefetching, cold cache, median of %d whole-process runs per mode, modes run side by side:\n", reps)
+	fmt.Fprintf(&out, "\nprefetching, cold cache, %d repetitions, in each the three modes one after another; times are medians,\n", reps)
+	fmt.Fprintf(&out, "changes the median of each repetition's ratio; \"loop\" is the program's own timer around its read loop:\n")
 	tw := tabwriter.NewWriter(&out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "workload\tLinux read-ahead only (no iopred)\tiopred, prefetch off\tiopred, prefetch on\ton vs off\ton vs read-ahead only\treads covered\tprefetched\twasted")
+	fmt.Fprintln(tw, "workload\tLinux read-ahead only (no iopred)\tiopred, prefetch off\tiopred, prefetch on\ton vs off\ton vs read-ahead only\tloop: on vs off\treads covered\tprefetched\twasted")
 	var allPrefetched, allWasted uint64
 	for i, w := range workloads {
 		r := rows[i]
-		t0, t1, t2 := median(r.times[plain]), median(r.times[tracedOff]), median(r.times[tracedOn])
+		plainS, offS, onS := seconds(r.times[plain]), seconds(r.times[tracedOff]), seconds(r.times[tracedOn])
+		loop := "-"
+		if len(r.loops[tracedOn]) == reps && len(r.loops[tracedOff]) == reps {
+			loop = change(r.loops[tracedOn], r.loops[tracedOff])
+		}
 		covered := "-"
 		if r.pf.Reads > 0 {
 			covered = fmt.Sprintf("%.1f%% of %d", 100*float64(r.pf.Covered)/float64(r.pf.Reads), r.pf.Reads/uint64(reps))
@@ -171,10 +206,9 @@ func BenchmarkPrefetchTable(b *testing.B) {
 		}
 		allPrefetched += r.pf.PrefetchedBytes
 		allWasted += r.pf.WastedBytes
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%+.1f%%\t%+.1f%%\t%s\t%.1f MiB\t%s\n", w.name, ms(t0), ms(t1), ms(t2),
-			100*(float64(t2)/float64(t1)-1), 100*(float64(t2)/float64(t0)-1), covered,
-			float64(r.pf.PrefetchedBytes)/float64(reps)/float64(mib), wasted)
-		b.ReportMetric(float64(t2)/float64(t1), fmt.Sprintf("on/off-%d", i))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f MiB\t%s\n", w.name, ms(median(plainS)), ms(median(offS)), ms(median(onS)),
+			change(onS, offS), change(onS, plainS), loop, covered, float64(r.pf.PrefetchedBytes)/float64(reps)/float64(mib), wasted)
+		b.ReportMetric(median(ratios(onS, offS)), fmt.Sprintf("on/off-%d", i))
 	}
 	tw.Flush()
 	if allPrefetched > 0 {
@@ -182,3 +216,39 @@ func BenchmarkPrefetchTable(b *testing.B) {
 	}
 	fmt.Print(out.String())
 }
+
+// loopTime reads the "time S" line the test programs print on stderr.
+func loopTime(stderr string) (float64, bool) {
+	for _, line := range strings.Split(stderr, "\n") {
+		if rest, ok := strings.CutPrefix(line, "time "); ok {
+			f := strings.Fields(rest)
+			if len(f) > 0 {
+				if v, err := strconv.ParseFloat(f[0], 64); err == nil {
+					return v, true
+				}
+			}
+		}
+	}
+	return 0, false
+}
+
+func median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if len(s) == 0 {
+		return 0
+	}
+	return s[len(s)/2]
+}
+
+// ratios pairs the repetitions: a[i]/b[i].
+func ratios(a, b []float64) []float64 {
+	out := make([]float64, len(a))
+	for i := range a {
+		out[i] = a[i] / b[i]
+	}
+	return out
+}
+
+// change is the median paired ratio as a signed percentage.
+func change(a, b []float64) string { return fmt.Sprintf("%+.1f%%", 100*(median(ratios(a, b))-1)) }
