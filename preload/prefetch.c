@@ -92,6 +92,7 @@ struct iop_pf {
   int32_t tconf;
   /* what was predicted last: a read there is a hit, elsewhere a miss */
   int64_t expect;
+  int32_t last_k; /* predictions made at the last read */
   uint8_t predicted, expect_valid;
   int64_t fsize;
   /* advised ranges not yet read, oldest first */
@@ -460,9 +461,15 @@ IOP_HIDDEN void iop_pf_read(struct iop_pf **slot, int fd, uint32_t file, int64_t
     count(IOP_PF_USED, (uint64_t)used);
     if (used >= n) count(IOP_PF_COVERED, 1); /* more when advised ranges overlapped */
   }
+  int came_true = 0, last_k = p->last_k;
+  uint8_t last_source = p->source;
   if (p->expect_valid) {
-    if (off == p->expect) hit(p);
-    else if (p->predicted) miss(p);
+    if (off == p->expect) {
+      hit(p);
+      came_true = 1;
+    } else if (p->predicted) {
+      miss(p);
+    }
   }
   /* Follow the earlier run's table when it has this read. */
   const struct pf_table *t = NULL;
@@ -482,10 +489,18 @@ IOP_HIDDEN void iop_pf_read(struct iop_pf **slot, int fd, uint32_t file, int64_t
   int k = predict(p, offs, sizes, pf_depth, p->tpos >= 0 ? t : NULL);
   p->expect_valid = k > 0;
   p->predicted = 0;
+  p->last_k = k;
   if (k > 0) p->expect = offs[0];
+  /* In a stream that follows its prediction, all but the farthest of the
+   * new predictions were the last read's, and were looked at then. */
+  int first = 0;
+  if (came_true && k == last_k && p->source == last_source && k > 1) {
+    first = k - 1;
+    p->predicted = p->nr > 0;
+  }
   /* The new ranges go to the queue. */
   int nout = 0;
-  for (int i = 0; i < k; i++) {
+  for (int i = first; i < k; i++) {
     int64_t lo = offs[i], hi = offs[i] + sizes[i];
     if (lo < 0 || sizes[i] <= 0) continue;
     if (p->fsize < 0 || hi > p->fsize) p->fsize = file_size(fd);
