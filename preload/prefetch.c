@@ -534,7 +534,12 @@ IOP_HIDDEN void iop_pf_read(struct iop_pf **slot, int fd, uint32_t file, int64_t
  * leaves the detector fresh for the next file the slot serves. */
 IOP_HIDDEN void iop_pf_close(struct iop_pf *p) {
   if (!p) return;
-  if (atomic_exchange_explicit(&p->busy, 1, memory_order_acquire)) return;
+  /* Another thread may be reading through the description as it goes:
+   * its few instructions are waited for, a preempted one is not. */
+  for (int spins = 0; atomic_exchange_explicit(&p->busy, 1, memory_order_acquire); spins++) {
+    if (spins == 4096) return;
+    __builtin_ia32_pause();
+  }
   write_off(p);
   pf_reset(p);
   atomic_store_explicit(&p->busy, 0, memory_order_release);

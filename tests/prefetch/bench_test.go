@@ -58,8 +58,8 @@ func libEnv(b *testing.B, m mode, dir string) []string {
 
 // BenchmarkPrefetchTable runs each workload cold (one row cached), without iopred (Linux's
 // read-ahead alone), under iopred with prefetching off and with it on,
-// the three modes one after another in each repetition
-// (IOPRED_PREFETCH_BENCH_REPS, default 5), and prints the median
+// the three modes one after another in each repetition, the order turning
+// (IOPRED_PREFETCH_BENCH_REPS repetitions, default 5), and prints the median
 // whole-process times, the reads covered and the bytes wasted:
 //
 //	nice go test -run '^$' -bench PrefetchTable -benchtime 1x ./tests/prefetch
@@ -143,7 +143,13 @@ func BenchmarkPrefetchTable(b *testing.B) {
 			w.warm(b)
 		}
 		for r := 0; r < reps; r++ {
-			for _, m := range []mode{plain, tracedOff, tracedOn} {
+			// The order turns each repetition, so that what a run leaves
+			// behind (write-back, other work's phases) falls on every mode.
+			order := []mode{plain, tracedOff, tracedOn}
+			for k := 0; k < r%3; k++ {
+				order = append(order[1:], order[0])
+			}
+			for _, m := range order {
 				traces := b.TempDir()
 				args, env := w.cmd(m, traces)
 				if w.cached {
@@ -184,7 +190,7 @@ func BenchmarkPrefetchTable(b *testing.B) {
 		return out
 	}
 	var out strings.Builder
-	fmt.Fprintf(&out, "\nprefetching, cold cache, %d repetitions, in each the three modes one after another; times are medians,\n", reps)
+	fmt.Fprintf(&out, "\nprefetching, cold cache, %d repetitions, in each the three modes one after another (the order turning); times are medians,\n", reps)
 	fmt.Fprintf(&out, "changes the median of each repetition's ratio; \"loop\" is the program's own timer around its read loop:\n")
 	tw := tabwriter.NewWriter(&out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "workload\tLinux read-ahead only (no iopred)\tiopred, prefetch off\tiopred, prefetch on\ton vs off\ton vs read-ahead only\tloop: on vs off\treads covered\tprefetched\twasted")
