@@ -203,7 +203,9 @@ func compileH5(t testing.TB, src string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b, err := exec.Command(h5cc, "-O2", "-o", out, abs).CombinedOutput(); err != nil {
+	cmd := exec.Command(h5cc, "-O2", "-o", out, abs)
+	cmd.Dir = filepath.Dir(out) // h5cc leaves its object file in the working directory
+	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("h5cc %s: %v\n%s", src, err, b)
 	}
 	return out
