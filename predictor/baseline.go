@@ -131,28 +131,60 @@ func (m *Model) successor(s int) int {
 // the previous symbol (nil for the first call of a lane), fs its file's
 // state (nil when it has none), gap the time since the previous call
 // ended.
-func (m *Model) scoreBaselines(s int, t *transition, fs *fileState, path string, gap int64, hasOffset bool, offset, size int64) {
+//
+// It runs for every event, so it skips what cannot change an arbiter: an
+// arbiter records only outcomes where the model and the baseline differ,
+// and where both name the same file (the transition's file table says
+// "the previous call's file", the commonest case) no comparison with the
+// event's file is needed.
+func (m *Model) scoreBaselines(s int, t *transition, fs *fileState, path string, gap int64, hasOffset bool, size int64) {
 	if m.prev < 0 || m.opt.NoFallback {
 		return
 	}
 	from := m.syms[m.prev]
 	first, _, grammar := m.main.First()
+	succ := m.successor(m.prev)
+	// seen: the transition has named files before, so its file table
+	// (rather than the new-transition rule) gives the model's file.
+	seen := t != nil && t.Files.Counts != [3]uint64{}
+	// fileArb: t's file table is still to be scored against the previous
+	// call's file (done below unless the top candidate's block did it).
+	fileArb := path != "" && t != nil && t.Count > 0
 	if path != "" {
 		// The file of the call the model would have named first.
-		top := m.successor(m.prev)
+		top := succ
 		if grammar && !from.CtxArb.useBase() && first.Symbol >= 0 && first.Symbol < len(m.syms) {
 			top = first.Symbol
 		}
-		tt := t
-		if top != s {
-			tt = m.trans[transKey(m.prev, top)]
+		if top == s && fileArb && seen {
+			// The top candidate's transition is t: fileAfter's answer and
+			// the file table's own come from one lookup, and when that
+			// is the previous call's file, model and baseline agree for
+			// both arbiters.
+			fileArb = false
+			if kind := t.Files.kind(); kind != fileSamePrev {
+				prevPath := m.prevPath
+				modelPath := t.Files.path(kind, prevPath, m.syms[s].LastPath)
+				after := modelPath
+				if t.FileArb.useBase() && prevPath != "" {
+					after = prevPath
+				}
+				baseHit := prevPath == path
+				m.topFile.record(after == path, baseHit)
+				t.FileArb.record(modelPath == path, baseHit)
+			}
+		} else {
+			tt := t
+			if top != s {
+				tt = m.trans[transKey(m.prev, top)]
+			}
+			m.topFile.record(m.fileAfter(top, tt) == path, m.prevPath == path)
 		}
-		m.topFile.record(m.fileAfter(top, tt) == path, m.prevPath == path)
 	}
 	if grammar {
-		from.CtxArb.record(first.Symbol == s, m.successor(m.prev) == s)
+		from.CtxArb.record(first.Symbol == s, succ == s)
 	}
-	if path != "" && (t == nil || t.Files.Counts == [3]uint64{}) {
+	if path != "" && !seen {
 		// A transition not seen before: the model names the file its
 		// context touched last, the baseline the previous call's.
 		m.newTransFile.record(m.syms[s].LastPath == path, m.prevPath == path)
@@ -160,18 +192,21 @@ func (m *Model) scoreBaselines(s int, t *transition, fs *fileState, path string,
 	if t == nil {
 		return
 	}
-	if path != "" && t.Count > 0 {
-		modelPath := t.Files.predict(m.prevPath, m.syms[s].LastPath)
-		t.FileArb.record(modelPath == path, m.prevPath == path)
+	if fileArb {
+		// Scored only where the file table names another file than the
+		// previous call's: elsewhere model and baseline agree.
+		if kind := t.Files.kind(); kind != fileSamePrev {
+			modelPath := t.Files.path(kind, m.prevPath, m.syms[s].LastPath)
+			t.FileArb.record(modelPath == path, m.prevPath == path)
+		}
 	}
 	if t.Count > 0 && m.haveGap {
-		model := t.Gap.Weighted - float64(gap)
-		base := float64(m.lastGap - gap)
-		t.GapArb.record(abs(model), abs(t.Gap.Mean-float64(gap)), abs(base))
+		fg := float64(gap)
+		t.GapArb.record(abs(t.Gap.Weighted-fg), abs(t.Gap.Mean-fg), abs(float64(m.lastGap-gap)))
 	}
-	if hasOffset && fs != nil {
+	if hasOffset && fs != nil && fs.hasSize {
 		sym := m.syms[s]
-		if want, _, ok := sym.Sizes.next(0); ok && fs.hasSize {
+		if want, _, ok := sym.Sizes.next(0); ok {
 			if sym.Sizes.Over {
 				want = sym.overflowSize()
 			}

@@ -410,7 +410,7 @@ func (m *Model) Observe(e *tracefmt.Event) {
 				m.runCache.transKey, m.runCache.trans = tk, t
 			}
 		}
-		m.scoreBaselines(s, t, fs, path, gap, hasOffset, e.Offset, e.Size)
+		m.scoreBaselines(s, t, fs, path, gap, hasOffset, e.Size)
 		if t == nil {
 			t = &transition{}
 			m.trans[tk] = t

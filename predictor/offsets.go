@@ -147,12 +147,23 @@ func (f *fileTable) observe(path, prevPath, contextPath string) {
 
 // predict names the file: the relation seen most often, the latest on ties.
 func (f *fileTable) predict(prevPath, contextPath string) string {
+	return f.path(f.kind(), prevPath, contextPath)
+}
+
+// kind is the relation predict names: the one seen most often, the latest
+// on ties.
+func (f *fileTable) kind() int {
 	kind := int(f.LastKind)
 	for k, c := range f.Counts {
 		if c > f.Counts[kind] {
 			kind = k
 		}
 	}
+	return kind
+}
+
+// path is the file that relation kind names.
+func (f *fileTable) path(kind int, prevPath, contextPath string) string {
 	switch kind {
 	case fileSamePrev:
 		return prevPath

@@ -74,6 +74,13 @@ var edgeInts = []int64{0, 1, -1, 9, 10, 11, 99, 100, 101, 999, 1000, 4096, -4096
 func TestAppendIntMatchesStrconv(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
 	vals := append([]int64(nil), edgeInts...)
+	// Every number of digits, at its ends: decimalDigits's estimate from
+	// the bit length is one short just below each power of ten.
+	for p := uint64(10); p <= 1e18; p *= 10 {
+		vals = append(vals, int64(p-1), int64(p), int64(p+1), -int64(p))
+	}
+	// 10^19 - 1, 10^19, 10^19 + 1 and 2^64 - 1 as uint64.
+	vals = append(vals, -8446744073709551617, -8446744073709551616, -8446744073709551615, -1)
 	for i := 0; i < 100000; i++ {
 		vals = append(vals, rng.Int63()>>uint(rng.Intn(63))*int64(1-2*rng.Intn(2)))
 	}

@@ -35,6 +35,8 @@ func FuzzReaderFrames(f *testing.F) {
 	f.Add([]byte(`{"k":"e","o":"w\u0072ite","t":1,"d":1,"b":3,"a":-9223372036854775808}` + "\n"))
 	f.Add([]byte(`{"k":"f","id":1,"path":"/x"}` + "\n" + `{"k":"e","o":"MPI_File_iwrite_at","f":1,"s":8,"b":0,"q":7,"t":1,"d":1}` + "\n" +
 		`{"k":"e","o":"pwrite","s":8,"p":7,"t":1,"d":1}` + "\n" + `{"k":"e","o":"MPI_Wait","s":8,"b":8,"x":0,"q":8,"p":7,"t":1,"d":1}` + "\n"))
+	f.Add([]byte(`{"k":"g","name":"epoch","cat":"PyTorch","t":5,"end":90,"tid":3,"args":{"epoch":"1"}}` + "\n" +
+		`{"k":"e","o":"read","t":6,"d":1}` + "\n" + `{"k":"g","name":"","t":1,"end":2}` + "\n"))
 	enc, err := zstd.NewWriter(nil)
 	if err != nil {
 		f.Fatal(err)

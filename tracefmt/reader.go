@@ -614,6 +614,15 @@ func (r *Reader) parse(line []byte) (rec Record, ok bool, err error) {
 		cs := c.Counters
 		cs.FileID, cs.Path = *c.FileID, f.Path
 		rec = Record{Kind: KindCounters, Counters: &cs}
+	case KindRegion:
+		g := new(Region)
+		if err := unmarshal(g); err != nil {
+			return rec, false, err
+		}
+		if g.Name == "" {
+			return rec, false, r.formatError("name", errors.New("region without a name"))
+		}
+		rec = Record{Kind: KindRegion, Region: g}
 	case KindFooter:
 		f := new(Footer)
 		if err := unmarshal(f); err != nil {

@@ -47,6 +47,9 @@ const (
 	// KindCounters is a file's totals from a tool that counts instead of
 	// tracing (Darshan without DXT).
 	KindCounters Kind = "a"
+	// KindRegion is a span of the application's own work that another
+	// tool recorded (a DFTracer trace's functions, epochs and steps).
+	KindRegion Kind = "g"
 )
 
 // Header is the first record of a trace.
@@ -240,6 +243,23 @@ type Counters struct {
 	Floats map[string]float64 `json:"floats,omitempty"`
 }
 
+// Region is a span of the application's own work, not an I/O call: a
+// function, a training epoch or step, a phase, as a tool that annotates
+// applications recorded it (DFTracer's events of categories other than
+// POSIX and STDIO). The analyses of I/O leave regions out; `iopred events`,
+// the report and the Perfetto export show them beside the calls.
+type Region struct {
+	Name string `json:"name"`
+	// Category is the source's grouping ("PyTorch", "dlio_benchmark").
+	Category string `json:"cat,omitempty"`
+	StartNs  int64  `json:"t"` // ns since Header.StartMonoNs
+	EndNs    int64  `json:"end"`
+	Tid      int32  `json:"tid,omitempty"`
+	// Args keeps the source's scalar arguments of the region ("epoch":
+	// "2", "step": "40"), as text.
+	Args map[string]string `json:"args,omitempty"`
+}
+
 // Record is one decoded trace line; exactly one of the pointers is set,
 // the one Kind names.
 type Record struct {
@@ -251,4 +271,5 @@ type Record struct {
 	Proc     *Proc
 	Footer   *Footer
 	Counters *Counters
+	Region   *Region
 }

@@ -193,6 +193,8 @@ func classifyApp(key appKey, runs []Run, bursts []Burst, stepNS int64, o Options
 	for c := range nc {
 		var pr []periodicRun
 		shown := 0
+		var few [][]int // runs with two or three bursts of the cluster, not periodic on their own
+		var fewRuns []Run
 		for i, r := range runs {
 			var times []int
 			for _, b := range perRun[i] {
@@ -205,8 +207,12 @@ func classifyApp(key appKey, runs []Run, bursts []Burst, stepNS int64, o Options
 			}
 			if ok, iv, on := periodic(bursts, times, r); ok {
 				pr = append(pr, periodicRun{run: r, bursts: on, interval: iv})
+			} else if len(times) >= 2 && len(times) <= 3 {
+				few = append(few, times)
+				fewRuns = append(fewRuns, r)
 			}
 		}
+		pr = append(pr, onRhythm(bursts, pr, few, fewRuns)...)
 		// Support is counted among the runs that show a burst of the
 		// cluster at all: a restart or a test run that did no I/O is no
 		// evidence against the pattern, and counting it would hide an
@@ -420,6 +426,64 @@ func periodic(bursts []Burst, times []int, r Run) (bool, float64, []int) {
 	}
 	med := median(gaps)
 	return covers(best, med), med, best
+}
+
+// onRhythm returns the runs among few (two or three bursts of a cluster
+// each, too few for a rhythm of their own) whose bursts keep the rhythm
+// the periodic runs pr show, when two runs or more show it: two of them
+// a whole number of the interval apart (one to three, within
+// chainSlack), moving the same bytes (within chainBytes), the earlier at
+// the periodic runs' phase from the run's start (within chainSlack of an
+// interval), and covering half the run. An hourly checkpointer shows
+// two or three bursts a run, and another job's burst of its kind at the
+// same moment merges with one of them in the aggregate, which leaves it
+// too few for a rhythm; bursts at random times seldom keep both the
+// interval and the phase.
+func onRhythm(bursts []Burst, pr []periodicRun, few [][]int, fewRuns []Run) []periodicRun {
+	if len(pr) < 2 || len(few) == 0 {
+		return nil
+	}
+	var ivs, phases []float64
+	for _, p := range pr {
+		ivs = append(ivs, p.interval)
+	}
+	iv := median(ivs)
+	if !(iv > 0) {
+		return nil
+	}
+	for _, p := range pr {
+		phases = append(phases, math.Mod(float64(bursts[p.bursts[0]].StartNS-p.run.StartNS)/1e9, iv))
+	}
+	phase := median(phases)
+	var out []periodicRun
+	for f, times := range few {
+		r := fewRuns[f]
+		runS := float64(r.EndNS-r.StartNS) / 1e9
+		found := false
+		for a := 0; a < len(times) && !found; a++ {
+			for b := a + 1; b < len(times) && !found; b++ {
+				x, y := bursts[times[a]], bursts[times[b]]
+				k := float64(y.StartNS-x.StartNS) / 1e9 / iv
+				if k < 0.5 || k > 3.5 || math.Abs(k-math.Round(k)) > chainSlack*math.Round(k) {
+					continue
+				}
+				if math.Abs(math.Log(y.Bytes/x.Bytes)) > chainBytes {
+					continue
+				}
+				ph := math.Mod(float64(x.StartNS-r.StartNS)/1e9, iv)
+				d := math.Abs(ph - phase)
+				if min(d, iv-d) > chainSlack*iv {
+					continue
+				}
+				if float64(y.StartNS-x.StartNS)/1e9+iv < 0.5*runS {
+					continue
+				}
+				out = append(out, periodicRun{run: r, bursts: []int{times[a], times[b]}, interval: float64(y.StartNS-x.StartNS) / 1e9 / math.Round(k)})
+				found = true
+			}
+		}
+	}
+	return out
 }
 
 // chainSlack and chainBytes bound a rhythm's steps: within this share

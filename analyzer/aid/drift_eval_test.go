@@ -121,23 +121,25 @@ func driftAIDTable(tb testing.TB, seeds []uint64, days float64, maxOSTs int) (fo
 }
 
 // TestEvaluateDriftAID is AID on the second scenario family's held-out
-// seeds (10 days, at most 64 OSTs, to keep it quick): no false positive
-// on any seed (light, irregular, piggy-back and probation applications
-// among them), and at least 40% of the I/O-intensive applications
-// found (18 of 36 when this test was written). The
-// issue's goal, every one found, is not met: hourly checkpointers whose
-// runs also hold foreign bursts of their size, and modest writers at a
-// low rate on two to four OSTs, are missed (see README.md).
+// seeds (10 days, at most 64 OSTs, to keep it quick; IOPRED_DRIFT_SEEDS
+// for others): no false positive on any seed (light, irregular,
+// piggy-back and probation applications among them), and at least 55%
+// of the I/O-intensive applications found (21 of 36 when this test was
+// written, 18 before hourly checkpointers' runs with two or three
+// bursts could keep the rhythm of their periodic runs). The issue's
+// goal, every one found, is not met: the modest writers at a low rate on
+// two to four OSTs are missed (the detector reads the aggregate), and
+// some hourly checkpointers (see README.md).
 func TestEvaluateDriftAID(t *testing.T) {
 	if testing.Short() {
 		t.Skip("simulates six centers")
 	}
-	found, targets, fps := driftAIDTable(t, heldOutSeeds, 10, 64)
+	found, targets, fps := driftAIDTable(t, driftSeeds(heldOutSeeds), 10, 64)
 	if len(fps) > 0 {
 		t.Errorf("false positives: %v", fps)
 	}
-	if 5*found < 2*targets {
-		t.Errorf("found %d of %d I/O-intensive applications, fewer than 40%%", found, targets)
+	if 100*found < 55*targets {
+		t.Errorf("found %d of %d I/O-intensive applications, fewer than 55%%", found, targets)
 	}
 }
 

@@ -42,6 +42,9 @@ type Stats struct {
 	// those whose call and context were the next call's.
 	Predictions uint64 `json:"predictions,omitempty"`
 	Hits        uint64 `json:"hits,omitempty"`
+	// Regions are the spans of the application's own work exported (a
+	// DFTracer trace's functions, epochs and steps).
+	Regions uint64 `json:"regions,omitempty"`
 	// Skipped counts the records that have no time (per-file counters).
 	Skipped uint64 `json:"skipped,omitempty"`
 	// Problems lists the traces that could not be read to their end; what

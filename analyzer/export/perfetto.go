@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"sort"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -36,7 +37,11 @@ type PerfettoOptions struct {
 //     ROMIO issues inside an MPI-IO call nests in it on the same track;
 //   - with opt.Predict, each call is followed by an instant event ("i")
 //     with the predictor's guess of the next call and whether it was right;
-//   - forks, execs and exits are instant events of the process.
+//   - forks, execs and exits are instant events of the process;
+//   - the regions of the application's own work that a DFTracer trace
+//     records (functions, epochs, steps) are complete slices of their
+//     thread, category "region,<source category>", with their arguments;
+//     the calls made during one nest under it.
 //
 // Times are microseconds since the job's start (the earliest trace's), to
 // the nanosecond. The document is written as it is read, one trace after
@@ -175,6 +180,18 @@ func (p *perfetto) trace(pid int, trace string, jobStart int64, st *Stats) error
 			}
 		case rec.Proc != nil:
 			p.proc(pid, shift, rec.Proc)
+		case rec.Region != nil:
+			g := rec.Region
+			if !threads[g.Tid] {
+				threads[g.Tid] = true
+				name := "thread " + strconv.Itoa(int(g.Tid))
+				if int(g.Tid) == h.PID {
+					name = "main thread " + strconv.Itoa(int(g.Tid))
+				}
+				p.metadata(pid, g.Tid, "thread_name", name)
+			}
+			p.region(pid, shift, g)
+			st.Regions++
 		case rec.Counters != nil:
 			st.Skipped++
 		}
@@ -306,6 +323,41 @@ func (p *perfetto) slice(pid int, shift int64, e *tracefmt.Event, dir tracefmt.D
 	if e.Parent != 0 {
 		b = append(b, `,"parent":`...)
 		b = strconv.AppendInt(b, e.Parent, 10)
+	}
+	b = append(b, "}}"...)
+	p.b = b
+	p.event(b)
+}
+
+// region writes a span of the application's own work as a complete slice
+// of its thread, in the category its source gave it; the I/O calls made
+// during it nest under it.
+func (p *perfetto) region(pid int, shift int64, g *tracefmt.Region) {
+	b := append(p.b[:0], `{"ph":"X","name":`...)
+	b = appendJSONString(b, g.Name)
+	b = append(b, `,"cat":`...)
+	b = appendJSONString(b, "region,"+g.Category)
+	b = append(b, `,"pid":`...)
+	b = strconv.AppendInt(b, int64(pid), 10)
+	b = append(b, `,"tid":`...)
+	b = strconv.AppendInt(b, int64(g.Tid), 10)
+	b = append(b, `,"ts":`...)
+	b = appendMicros(b, shift+g.StartNs)
+	b = append(b, `,"dur":`...)
+	b = appendMicros(b, max(g.EndNs-g.StartNs, 0))
+	b = append(b, `,"args":{`...)
+	keys := make([]string, 0, len(g.Args))
+	for k := range g.Args {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, k)
+		b = append(b, ':')
+		b = appendJSONString(b, g.Args[k])
 	}
 	b = append(b, "}}"...)
 	p.b = b

@@ -18,6 +18,7 @@ import (
 	"iopred/analyzer/job"
 	"iopred/analyzer/summary"
 	"iopred/tracefmt"
+	"iopred/tracefmt/darshan"
 )
 
 // SizeBins are the upper bounds of the request-size bins, Darshan's: 0-100
@@ -197,8 +198,16 @@ type Collector struct {
 	Sizes      [2]map[int64]uint64
 	OtherSizes [2]uint64
 
+	// HeatmapBinNs is the time resolution of the bandwidth signals that
+	// came from Darshan HEATMAP records (a log without DXT): the width of
+	// their bins; 0 when every signal came from traced calls.
+	HeatmapBinNs int64
+
 	cur *Proc
 	t0  int64
+	// the Darshan log whose heatmaps the previous trace used
+	heatmapFile string
+	heatmapLog  *darshan.Log
 	// the file of the previous event and its process's use (consecutive
 	// calls mostly name the same file)
 	lastFile *File
@@ -226,6 +235,47 @@ func (c *Collector) Begin(proc int, trace string, h tracefmt.Header) {
 		Rank: h.Rank, StartUnixNs: h.StartUnixNs}
 	c.t0 = h.StartUnixNs
 	c.Procs = append(c.Procs, c.cur)
+	c.heatmap(trace, h)
+}
+
+// heatmap fills the bandwidth signals of a Darshan rank without DXT from
+// the log's HEATMAP records of that rank: the bytes of each bin of the
+// highest layer with a heatmap (MPI-IO, else POSIX) plus stdio's, so
+// that a byte counts once, spread over the bin.
+func (c *Collector) heatmap(trace string, h tracefmt.Header) {
+	file, _, _ := strings.Cut(trace, "#")
+	if !strings.HasPrefix(h.Source, "darshan") || h.Rank == nil || h.Shared {
+		return
+	}
+	rank := int64(*h.Rank)
+	if c.heatmapFile != file {
+		c.heatmapFile = file
+		c.heatmapLog, _ = darshan.Open(file) // what it read before a fault
+	}
+	l := c.heatmapLog
+	if l == nil || len(l.DXT) > 0 || len(l.Heatmaps) == 0 {
+		return
+	}
+	top := "POSIX"
+	for _, hm := range l.Heatmaps {
+		if hm.Layer == "MPIIO" {
+			top = "MPIIO"
+		}
+	}
+	for _, hm := range l.Heatmaps {
+		w := int64(hm.BinWidth * 1e9)
+		if hm.Rank != rank || (hm.Layer != top && hm.Layer != "STDIO") || w <= 0 {
+			continue
+		}
+		c.HeatmapBinNs = w
+		for i := range hm.Writes {
+			start := c.t0 + int64(i)*w // bins count from the job's start
+			c.cur.WriteSignal.Add(start, start+w, hm.Writes[i])
+			if i < len(hm.Reads) {
+				c.cur.ReadSignal.Add(start, start+w, hm.Reads[i])
+			}
+		}
+	}
 }
 
 // End implements summary.Observer.

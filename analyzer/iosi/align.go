@@ -1,6 +1,7 @@
 package iosi
 
 import (
+	"cmp"
 	"math"
 	"slices"
 )
@@ -18,15 +19,29 @@ type segment struct {
 }
 
 // extractAligned is IOSI with burst-by-burst alignment (Options.
-// BurstAlign): the runs keep their own lengths; the least-disturbed run
-// (the shortest left after preprocessing: contention only prolongs runs)
-// is the time reference; every other run is scaled to its length and its
-// bursts matched to the reference's one by one, in order (a run that
-// drifted keeps each burst matched to its own); a reference burst is kept
-// only when most runs show it, and its volume is the median of the
-// matched bursts' volumes, so that a foreign burst in the reference does
-// not leak in. Bursts late in the run are kept as the early ones are: no
-// run is cut to the shortest.
+// BurstAlign): the runs keep their own lengths, and
+//   - an anchor run, the shortest among those whose bursts the other runs
+//     show nearly as well as the best-supported one's, gives the bursts:
+//     every other run is scaled to its length and its bursts matched to
+//     the anchor's one by one, in order (a run that drifted keeps each
+//     burst matched to its own), and an anchor burst is kept only when
+//     most runs show it;
+//   - each run's stretch against the anchor is the median ratio of its
+//     matched bursts' times to the anchor's; the runs are matched again
+//     on that scale, within a tighter drift, which leaves out foreign
+//     bursts that matched by chance (another job's train of bursts
+//     passes near any time within a wide tolerance);
+//   - the time line is the least-stretched run that shows most of the
+//     bursts (contention only prolongs), not the anchor, whose bursts
+//     may carry foreign ones and which need not be the least disturbed;
+//   - each burst's shape is the pointwise median of its matches, aligned
+//     at their onsets, scaled to their median volume, and placed where
+//     it fits the time line's run best (least absolute difference within
+//     the matched stretch), so that no single run's foreign burst leaks
+//     into the signature.
+//
+// Bursts late in the run are kept as the early ones are: no run is cut
+// to the shortest.
 func extractAligned(samples []Sample, o Options) (*Signature, error) {
 	o.Trim = false
 	p, err := preprocess(samples, o)
@@ -42,92 +57,315 @@ func extractAligned(samples []Sample, o Options) (*Signature, error) {
 	for i := range p.t {
 		segs[i] = findSegments(ds[i], thr, p.stepS)
 	}
-	// The reference is the shortest run among those whose bursts the
-	// runs show nearly as well as the best (support, refShare): the shortest of all may be a restart that
-	// did no I/O but kept a foreign burst, or one whose bursts merged
-	// with other jobs'.
+	// The anchor is the shortest run among those whose bursts the runs
+	// show nearly as well as the best (support, refShare): the shortest
+	// of all may be a restart that did no I/O but kept a foreign burst,
+	// or one whose bursts merged with other jobs'.
 	order := make([]int, len(p.t))
 	for i := range order {
 		order[i] = i
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return len(p.t[a]) - len(p.t[b]) })
-	cand := make([][][]float64, len(p.t))
+	cand := make([]matching, len(p.t))
 	score := make([]float64, len(p.t))
 	best := math.Inf(-1)
 	for _, r := range order {
-		cand[r] = supported(p, segs, r)
-		score[r] = support(cand[r], len(p.t))
+		cand[r] = supported(p, segs, r, nil, nil)
+		score[r] = support(cand[r].vols, len(p.t))
 		best = max(best, score[r])
 	}
-	ref := order[0]
+	anchor := order[0]
 	for _, r := range order {
 		if score[r] >= refShare*best {
-			ref = r
+			anchor = r
 			break
 		}
 	}
-	kept := cand[ref]
-	n := len(p.t[ref])
+	m := cand[anchor]
+	stretch := runStretch(segs, m, anchor)
+	if !o.OneMatch {
+		m = supported(p, segs, anchor, stretch, &m)
+		stretch = runStretch(segs, m, anchor)
+	}
+	kept := 0
+	for _, v := range m.vols {
+		if v != nil {
+			kept++
+		}
+	}
+	// The time line: the shortest run that shows a third of the kept
+	// bursts (contention only prolongs runs; a run showing fewer is a
+	// restart that did no I/O, or one whose bursts other jobs' hide).
+	tl := anchor
+	if !o.AnchorTimeline {
+		for i := range p.t {
+			if i != anchor && 3*m.count(i) >= max(1, kept) && len(p.t[i]) < len(p.t[tl]) {
+				tl = i
+			}
+		}
+	}
+	scale := stretch[tl]
+	if math.IsNaN(scale) {
+		scale = float64(len(p.t[tl])) / float64(len(p.t[anchor]))
+	}
+	n := len(p.t[tl])
 	sig := &Signature{Method: "iosi-aligned", RunsFound: p.found, RunsUsed: len(p.t), StepS: p.stepS,
-		Write: make([]float64, n), Read: make([]float64, n), Dropped: p.dropped}
+		Write: make([]float64, n), Read: make([]float64, n), Dropped: p.dropped, Reference: p.ids[tl]}
 	if o.KeepSamples {
 		for i := range p.t {
 			sig.Samples = append(sig.Samples, resample(p.t[i], n))
 		}
 	}
-	for k, s := range segs[ref] {
-		if kept[k] == nil {
+	for k := range segs[anchor] {
+		if m.vols[k] == nil {
 			continue
 		}
-		scale := median(kept[k]) / s.vol
-		b := Burst{StartS: float64(s.lo) * p.stepS, EndS: float64(s.hi) * p.stepS}
-		// The burst's rates above the run's local floor, split between
-		// writes and reads as the run's own were.
-		for j := s.lo; j < s.hi; j++ {
-			tot := p.w[ref][j] + p.r[ref][j]
-			if !(tot > 0) {
+		// The matches of burst k in every run, the anchor's own first.
+		var members [][2]int // run, segment
+		members = append(members, [2]int{anchor, k})
+		for i := range p.t {
+			if i != anchor && m.match[i][k] >= 0 {
+				members = append(members, [2]int{i, m.match[i][k]})
+			}
+		}
+		shapeRates, readShare := consensus(p, ds, segs, members, median(m.vols[k]))
+		// Where it goes on the time line: where the time line's run
+		// shows it, else where its nearest shown neighbour's offset from
+		// the anchor's scaled time puts it; then where the shape fits
+		// the run best nearby.
+		at := placeOn(segs[tl], m.match[tl], m.vols, segs[anchor], k, scale)
+		tol := 3 + int(tightDriftShare*float64(at))
+		at = fitPlace(ds[tl].x, segment{lo: max(0, at-tol), hi: min(n, at+len(shapeRates)+tol)}, shapeRates)
+		b := Burst{StartS: math.Inf(1)}
+		for q, x := range shapeRates {
+			j := at + q
+			if j < 0 || j >= n || !(x > 0) {
 				continue
 			}
-			x := scale * ds[ref].x[j]
-			w, r := x*p.w[ref][j]/tot, x*p.r[ref][j]/tot
-			sig.Write[j], sig.Read[j] = w, r
+			w, r := x*(1-readShare), x*readShare
+			sig.Write[j] += w
+			sig.Read[j] += r
+			b.StartS = min(b.StartS, float64(j)*p.stepS)
+			b.EndS = float64(j+1) * p.stepS
 			b.WriteBytes += w * p.stepS
 			b.ReadBytes += r * p.stepS
 			b.PeakBytesPerS = max(b.PeakBytesPerS, w+r)
 		}
-		sig.Bursts = append(sig.Bursts, b)
+		if !math.IsInf(b.StartS, 1) {
+			sig.Bursts = append(sig.Bursts, b)
+		}
 	}
+	slices.SortFunc(sig.Bursts, func(a, b Burst) int { return cmp.Compare(a.StartS, b.StartS) })
 	return sig, nil
 }
 
-// supported matches every run's bursts to those of run ref, scaled to
-// its length, and returns for each of ref's bursts the volumes of its
-// matches (its own first) when most runs show it, nil when they do not.
-func supported(p *prepared, segs [][]segment, ref int) [][]float64 {
-	rs := segs[ref]
-	n := len(p.t[ref])
-	vols := make([][]float64, len(rs))
-	for k, s := range rs {
-		vols[k] = []float64{s.vol}
+// underWeight is how much more the shape standing above a run's rates
+// costs in fitPlace than the run standing above the shape.
+const underWeight = 10
+
+// placeOn is where anchor burst k starts on a run whose matches to the
+// anchor's bursts are match: its match's start, or the anchor's start
+// scaled by the run's stretch and moved by the offset of the nearest
+// kept burst the run matches.
+func placeOn(run []segment, match []int, vols [][]float64, anchor []segment, k int, scale float64) int {
+	if j := match[k]; j >= 0 {
+		return run[j].lo
 	}
-	const tol = 4
-	for i := range p.t {
-		if i == ref {
-			continue
-		}
-		f := float64(n) / float64(len(p.t[i]))
-		for k, j := range matchSegments(rs, segs[i], f, tol) {
-			if j >= 0 {
-				vols[k] = append(vols[k], segs[i][j].vol)
+	at := int(math.Round(float64(anchor[k].lo) * scale))
+	for d := 1; d < len(anchor); d++ {
+		for _, q := range []int{k - d, k + d} {
+			if q >= 0 && q < len(anchor) && match[q] >= 0 && vols[q] != nil {
+				return at + run[match[q]].lo - int(math.Round(float64(anchor[q].lo)*scale))
 			}
 		}
 	}
-	for k := range vols {
-		if 2*len(vols[k]) <= len(p.t) {
-			vols[k] = nil // most runs do not show it: a foreign burst
+	return at
+}
+
+// matching is how every run's bursts match a reference run's: match[i][k]
+// is run i's segment matched to the reference's k-th, or -1; vols[k] the
+// volumes of burst k's matches (the reference's own first) when most
+// runs show it, nil when they do not.
+type matching struct {
+	match [][]int
+	vols  [][]float64
+}
+
+// count is the number of kept reference bursts that run i matches.
+func (m matching) count(i int) int {
+	c := 0
+	for k, j := range m.match[i] {
+		if j >= 0 && m.vols[k] != nil {
+			c++
 		}
 	}
-	return vols
+	return c
+}
+
+// runStretch is each run's stretch against the reference: the least-
+// squares slope through the origin of its matched kept bursts' middles
+// against the reference's, which the late bursts, whose times say the
+// most about the stretch, weigh most (NaN for a run matching fewer than
+// two, 1 for the reference).
+func runStretch(segs [][]segment, m matching, ref int) []float64 {
+	out := make([]float64, len(segs))
+	for i := range segs {
+		if i == ref {
+			out[i] = 1
+			continue
+		}
+		var ab, aa float64
+		c := 0
+		for k, j := range m.match[i] {
+			if j < 0 || m.vols[k] == nil {
+				continue
+			}
+			a, b := segs[ref][k], segs[i][j]
+			ca, cb := float64(a.lo+a.hi)/2, float64(b.lo+b.hi)/2
+			ab += ca * cb
+			aa += ca * ca
+			c++
+		}
+		out[i] = math.NaN()
+		if c >= 2 && aa > 0 {
+			out[i] = ab / aa
+		}
+	}
+	return out
+}
+
+// consensus is a burst's shape over its members (run, segment): the
+// pointwise median of their background-free rates aligned at their
+// onsets, scaled to carry vol bytes; and the median share of reads.
+func consensus(p *prepared, ds []detrended, segs [][]segment, members [][2]int, vol float64) ([]float64, float64) {
+	longest := 0
+	for _, mb := range members {
+		s := segs[mb[0]][mb[1]]
+		longest = max(longest, s.hi-s.lo)
+	}
+	out := make([]float64, longest)
+	col := make([]float64, len(members))
+	for q := range out {
+		for c, mb := range members {
+			s := segs[mb[0]][mb[1]]
+			col[c] = 0
+			if s.lo+q < s.hi {
+				col[c] = ds[mb[0]].x[s.lo+q]
+			}
+		}
+		out[q] = median(col)
+	}
+	for len(out) > 0 && !(out[len(out)-1] > 0) {
+		out = out[:len(out)-1]
+	}
+	tot := 0.0
+	for _, x := range out {
+		tot += x * p.stepS
+	}
+	if tot > 0 {
+		for q := range out {
+			out[q] *= vol / tot
+		}
+	}
+	var shares []float64
+	for _, mb := range members {
+		s := segs[mb[0]][mb[1]]
+		w, r := 0.0, 0.0
+		for j := s.lo; j < s.hi; j++ {
+			w += max(0, p.w[mb[0]][j])
+			r += max(0, p.r[mb[0]][j])
+		}
+		if w+r > 0 {
+			shares = append(shares, r/(w+r))
+		}
+	}
+	share := 0.0
+	if len(shares) > 0 {
+		share = median(shares)
+	}
+	return out, share
+}
+
+// fitPlace is where, within segment s of a run's background-free rates
+// x, the shape fits best, wholly inside the segment (its onset when the
+// shape is the longer): the onset with the least sum of differences,
+// where the shape standing above the run counts underWeight times as
+// much as the run standing above the shape. Another job's burst only
+// adds to the run's rates, so the burst fits under them; by absolute
+// differences alone a burst half off a foreign one it sits on fits
+// better than on it.
+func fitPlace(x []float64, s segment, shape []float64) int {
+	if s.hi-s.lo <= len(shape) {
+		return s.lo
+	}
+	best, at := math.Inf(1), s.lo
+	for o := s.lo; o+len(shape) <= s.hi; o++ {
+		d := 0.0
+		for q, v := range shape {
+			d += max(0, x[o+q]-v) + underWeight*max(0, v-x[o+q])
+		}
+		if d < best {
+			best, at = d, o
+		}
+	}
+	return at
+}
+
+// supported matches every run's bursts to those of run ref: scaled to its
+// length (stretch nil), or by each run's stretch within a tighter drift
+// (runs without a stretch are not matched).
+func supported(p *prepared, segs [][]segment, ref int, stretch []float64, prev *matching) matching {
+	rs := segs[ref]
+	below, above := runVolumeRatio, 4*maxVolumeRatio
+	if prev != nil {
+		// Matched again against the typical volume of each burst's
+		// first matches, within a tighter ratio: contention changes a
+		// burst's duration, not its bytes.
+		rs = slices.Clone(rs)
+		for k := range rs {
+			if prev.vols[k] != nil {
+				rs[k].vol = median(prev.vols[k])
+			}
+		}
+		below, above = foreignVolumeRatio, tightVolumeRatio
+	}
+	n := len(p.t[ref])
+	m := matching{match: make([][]int, len(p.t)), vols: make([][]float64, len(rs))}
+	for k, s := range rs {
+		m.vols[k] = []float64{s.vol}
+	}
+	const tol = 4
+	for i := range p.t {
+		m.match[i] = make([]int, len(rs))
+		for k := range m.match[i] {
+			m.match[i][k] = -1
+		}
+		if i == ref {
+			for k := range rs {
+				m.match[i][k] = k
+			}
+			continue
+		}
+		f, share := float64(n)/float64(len(p.t[i])), driftShare
+		if stretch != nil {
+			if math.IsNaN(stretch[i]) {
+				continue
+			}
+			f, share = 1/stretch[i], tightDriftShare
+		}
+		m.match[i] = matchSegments(rs, segs[i], f, tol, share, below, above)
+		for k, j := range m.match[i] {
+			if j >= 0 {
+				m.vols[k] = append(m.vols[k], segs[i][j].vol)
+			}
+		}
+	}
+	for k := range m.vols {
+		if 2*len(m.vols[k]) <= len(p.t) {
+			m.vols[k] = nil // most runs do not show it: a foreign burst
+		}
+	}
+	return m
 }
 
 // support scores a reference: the sum over its kept bursts of the share
@@ -266,6 +504,10 @@ func findSegments(d detrended, thr, stepS float64) []segment {
 // burst may have drifted from where the run's overall stretch puts it.
 const driftShare = 0.05
 
+// tightDriftShare is the same once each run's stretch is known: what is
+// left is the drift of its compute phases and bursts around it.
+const tightDriftShare = 0.025
+
 // refShare is how close to the best-supported run's support a run must
 // come to be the reference, the shortest of those that do.
 const refShare = 0.8
@@ -275,6 +517,19 @@ const refShare = 0.8
 // rate, not its bytes, but a foreign burst may add to it.
 const maxVolumeRatio = 1.6
 
+// runVolumeRatio is how much larger a run's burst may be than the
+// reference's it matches: another job's burst may sit on it.
+const runVolumeRatio = 1.6
+
+// tightVolumeRatio bounds the ratio of volumes in the second matching,
+// against each burst's typical volume.
+const tightVolumeRatio = 1.3
+
+// foreignVolumeRatio is how much larger than that a run's burst may be
+// in the second matching: another job's burst may sit on it, and its
+// place is now known closely.
+const foreignVolumeRatio = 2.5
+
 // matchSegments matches the bursts of a run (its times scaled by f onto
 // the reference's) to the reference's bursts in order, by dynamic
 // programming: a pair may match when their starts are within driftShare
@@ -283,19 +538,19 @@ const maxVolumeRatio = 1.6
 // the reference's is the larger), and the matching maximises
 // the sum of the pairs' closeness. It returns, for each reference burst,
 // the index of its match or -1.
-func matchSegments(ref, run []segment, f, minTol float64) []int {
+func matchSegments(ref, run []segment, f, minTol, share, below, above float64) []int {
 	nr, nu := len(ref), len(run)
 	score := func(i, j int) float64 {
 		// Drift grows along the run: a burst may be off by a few
 		// percent of its time, and by half its width.
-		tol := max(minTol, driftShare*float64(ref[i].lo)+0.5*float64(ref[i].hi-ref[i].lo))
+		tol := max(minTol, share*float64(ref[i].lo)+0.5*float64(ref[i].hi-ref[i].lo))
 		d := math.Abs(float64(ref[i].lo) - f*float64(run[j].lo))
 		if d >= tol || !(run[j].vol > 0) {
 			return math.Inf(-1)
 		}
 		// The reference's burst may carry a foreign one besides.
 		lr := math.Log(ref[i].vol / run[j].vol)
-		if lr < -math.Log(maxVolumeRatio) || lr > math.Log(4*maxVolumeRatio) {
+		if lr < -math.Log(below) || lr > math.Log(above) {
 			return math.Inf(-1)
 		}
 		return 1 - 0.5*d/tol - 0.3*min(1, math.Abs(lr)/math.Log(maxVolumeRatio))

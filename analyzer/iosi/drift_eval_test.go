@@ -29,8 +29,9 @@ func simulateDrift(tb testing.TB, seed uint64, maxOSTs int) *simulated {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	sim := &simulated{log: l, truth: res.Truth}
+	sim := &simulated{log: l, truth: res.Truth, records: map[string]centersim.JobRecord{}}
 	for _, j := range res.Jobs {
+		sim.records[j.ID] = j
 		if j.Started() && !j.End.IsZero() {
 			sim.jobs = append(sim.jobs, j.Job)
 		}
@@ -83,28 +84,32 @@ func seedsFromEnv(def []uint64) []uint64 {
 	return out
 }
 
-// heldOutSeeds are the drift family's seeds never looked at while
-// tuning (tuning used seeds 1 to 3 for IOSI, 1 to 6 for AID).
+// heldOutSeeds are the drift family's seeds not used for tuning (IOSI
+// was tuned on seeds 1 to 6, AID on 1 to 6); they were looked at while
+// tuning the earlier selector, so freshSeeds, never looked at before the
+// figures in README.md were taken, are reported beside them
+// (IOPRED_DRIFT_SEEDS=201,...,206).
 var heldOutSeeds = []uint64{101, 102, 103, 104, 105, 106}
 
 // TestEvaluateDrift is IOSI on the second scenario family's held-out
 // seeds (3 days each, at most 128 OSTs to keep it quick), where runs are
 // stretched unevenly and bursts drift: the default (which aligns burst
-// by burst when the runs' lengths spread, Options.AlignSpread) must do
-// better than the default without alignment and than DTW in median
-// cross-correlation and correlation, and keep the medians it reached
-// when this test was written (cross-correlation 0.651, correlation
-// 0.570, volume error 21.0%) within a small margin. The goal
-// (0.90, 0.85, 10%, 5 of 6 exact) is not met; README.md says where it
-// falls short.
+// by burst when the runs' lengths spread by more than 5%, and between 3
+// and 5% keeps whichever of the two signatures the runs bear out better)
+// must do better than the default without alignment and than DTW in
+// median cross-correlation and correlation, keep the median volume error
+// within 10%, and keep the medians it reached when this test was written
+// (cross-correlation 0.821, correlation 0.732, volume error 4.5%) within
+// a small margin. The goal (0.90, 0.85, 5 of 6 exact) is not
+// met; README.md says where it falls short.
 func TestEvaluateDrift(t *testing.T) {
 	if testing.Short() {
 		t.Skip("simulates six centers")
 	}
-	all := driftTable(t, heldOutSeeds, 128, testing.Verbose())
+	all := driftTable(t, seedsFromEnv(heldOutSeeds), 128, testing.Verbose())
 	d := summarize(all[methods()[0].name])
-	if d.xcorr < 0.63 || d.corr < 0.55 || d.vol > 0.23 {
-		t.Errorf("IOSI default on held-out drift seeds: cross-correlation %.3f (want >= 0.63), correlation %.3f (>= 0.55), volume error %.1f%% (<= 23%%)",
+	if d.xcorr < 0.80 || d.corr < 0.71 || d.vol > 0.1 {
+		t.Errorf("IOSI default on held-out drift seeds: cross-correlation %.3f (want >= 0.80), correlation %.3f (>= 0.71), volume error %.1f%% (<= 10%%)",
 			d.xcorr, d.corr, 100*d.vol)
 	}
 	for _, name := range []string{"IOSI (no alignment)", "DTW"} {

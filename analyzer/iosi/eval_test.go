@@ -16,6 +16,8 @@ type simulated struct {
 	log   *Log
 	jobs  []serverlog.Job
 	truth *centersim.Truth
+	// records are the simulator's runs by job id (drift family only).
+	records map[string]centersim.JobRecord
 }
 
 func simulate(tb testing.TB, scenario string, seed uint64, noise float64) *simulated {
@@ -60,7 +62,11 @@ func methods() []method {
 		{"IOSI (default)", func(s []Sample) (*Signature, error) { return Extract(s, Default()) }},
 		{"IOSI (--paper)", func(s []Sample) (*Signature, error) { return Extract(s, Paper()) }},
 		{"DTW", func(s []Sample) (*Signature, error) { return ExtractDTW(s, Paper()) }},
-		{"IOSI (no alignment)", func(s []Sample) (*Signature, error) { o := Default(); o.AlignSpread = 0; return Extract(s, o) }},
+		{"IOSI (no alignment)", func(s []Sample) (*Signature, error) {
+			o := Default()
+			o.AlignSpread, o.ChooseSpread = 0, 0
+			return Extract(s, o)
+		}},
 		{"IOSI (always aligned)", func(s []Sample) (*Signature, error) { o := Default(); o.BurstAlign = true; return Extract(s, o) }},
 	}
 }

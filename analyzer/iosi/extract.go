@@ -25,9 +25,70 @@ const shapeLen = 32
 // Extract computes the signature of the samples of one application with
 // IOSI. It needs at least MinRuns samples left after preprocessing.
 func Extract(samples []Sample, o Options) (*Signature, error) {
-	if o.BurstAlign || o.AlignSpread > 0 && lengthSpread(samples, o) > o.AlignSpread {
+	spread := 0.0
+	if !o.BurstAlign && (o.AlignSpread > 0 || o.ChooseSpread > 0) {
+		spread = lengthSpread(samples, o)
+	}
+	if o.BurstAlign || o.AlignSpread > 0 && spread > o.AlignSpread {
 		return extractAligned(samples, o)
 	}
+	sig, err := extractWavelet(samples, o)
+	if err != nil || !(o.ChooseSpread > 0 && spread > o.ChooseSpread) {
+		return sig, err
+	}
+	// Both ways, and the one that explains the runs better.
+	al, err := extractAligned(samples, o)
+	if err != nil {
+		return sig, nil
+	}
+	if consistency(al, samples, o) > consistency(sig, samples, o) {
+		return al, nil
+	}
+	return sig, nil
+}
+
+// consistency is how well a signature explains the runs it came from:
+// the median over the runs left after preprocessing (each at its own
+// length) of the largest normalised cross-correlation of the run's total
+// rate with the signature's, stretched to the run's length, at lags
+// within 5% of it.
+func consistency(sig *Signature, samples []Sample, o Options) float64 {
+	o.Trim = false
+	p, err := preprocess(samples, o)
+	if err != nil || len(sig.Write) < 2 {
+		return 0
+	}
+	tot := make([]float64, len(sig.Write))
+	for i := range tot {
+		tot[i] = sig.Write[i] + sig.Read[i]
+	}
+	var cs []float64
+	for _, t := range p.t {
+		s := resample(tot, len(t))
+		e1, e2 := 0.0, 0.0
+		for i := range t {
+			e1 += s[i] * s[i]
+			e2 += t[i] * t[i]
+		}
+		best := 0.0
+		if e1 > 0 && e2 > 0 {
+			maxLag := len(t) / 20
+			for l := -maxLag; l <= maxLag; l++ {
+				c := 0.0
+				for i := max(0, -l); i < len(t) && i+l < len(t); i++ {
+					c += s[i] * t[i+l]
+				}
+				best = max(best, c/math.Sqrt(e1*e2))
+			}
+		}
+		cs = append(cs, best)
+	}
+	return median(cs)
+}
+
+// extractWavelet is the paper's IOSI with the options' improvements:
+// duration correction, the wavelet's bursts and CLIQUE.
+func extractWavelet(samples []Sample, o Options) (*Signature, error) {
 	p, err := preprocess(samples, o)
 	if err != nil {
 		return nil, err

@@ -145,6 +145,18 @@ type Options struct {
 	// extractAligned): for runs that contention stretches by different
 	// amounts and whose bursts drift on their own.
 	BurstAlign bool
+	// OneMatch and AnchorTimeline undo two steps of BurstAlign, for
+	// comparison: matching the runs once (scaled to the anchor's length,
+	// not again by their own stretch), and taking the anchor as the time
+	// line instead of the least-stretched run.
+	OneMatch, AnchorTimeline bool
+	// ChooseSpread extracts a signature both ways (the wavelet and
+	// CLIQUE, and burst-by-burst alignment) for an application whose
+	// runs' lengths spread by more than this, but not by AlignSpread,
+	// and keeps the one more consistent with the runs: the median over
+	// runs of the largest normalised cross-correlation of the run with
+	// the signature stretched to its length, at lags within 5% (0: off).
+	ChooseSpread float64
 	// AlignSpread turns BurstAlign on for an application whose runs'
 	// lengths spread by more than this (interquartile range over median,
 	// after preprocessing): runs that contention stretched unevenly. The
@@ -179,6 +191,7 @@ func Default() Options {
 	o.Passes = 3
 	o.MinSupport = 0.5
 	o.AlignSpread = 0.05
+	o.ChooseSpread = 0.03
 	return o
 }
 
@@ -210,6 +223,9 @@ type Signature struct {
 	Write     []float64
 	Read      []float64
 	Bursts    []Burst
+	// Reference is the job id of the run whose time line the signature
+	// follows, when bursts were aligned run by run (Options.BurstAlign).
+	Reference string
 	// Dropped says why samples were left out, by job id.
 	Dropped map[string]string
 	// Samples are the total rates of the samples used, after

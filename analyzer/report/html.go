@@ -68,6 +68,7 @@ type view struct {
 	Excluded    string
 	Problems    []string
 	JobWarnings []string
+	SourceNotes []string // what the traces' sources did not record, where the figures come from
 	Findings    []insights.Finding
 	Counts      map[string]int // findings by severity
 	TimeFig     template.HTML
@@ -86,6 +87,7 @@ type view struct {
 	Layers      Table // the application's bytes, each once, beside each layer's view
 	LayerFiles  Table // per file: the application's bytes and each layer's
 	Lustre      Table // per file: its Lustre layout, when the source kept it
+	Regions     Table // the application's own work (DFTracer's functions, epochs, steps)
 	Contexts    Table
 	Thresholds  []Fact
 	Rules       []Fact
@@ -136,7 +138,7 @@ func (r *Report) WriteHTML(w io.Writer) error {
 
 func (r *Report) view() (*view, error) {
 	v := &view{CSS: template.CSS(pageCSS), JS: template.JS(pageJS), Problems: r.Problems, JobWarnings: r.JobWarnings,
-		Findings: r.Findings, Counts: map[string]int{}}
+		SourceNotes: r.Summary.Notes, Findings: r.Findings, Counts: map[string]int{}}
 	for _, f := range r.Findings {
 		v.Counts[string(f.Severity)]++
 	}
@@ -187,6 +189,7 @@ func (r *Report) view() (*view, error) {
 	v.Files = r.fileTable()
 	v.Layers, v.LayerFiles = r.layerTables()
 	v.Lustre = r.lustreTable()
+	v.Regions = r.regionTable()
 	v.Contexts = r.contextTable()
 	r.about(v)
 	return v, nil
@@ -329,6 +332,31 @@ func (r *Report) lustreTable() Table {
 			list[i] = strconv.FormatInt(o, 10)
 		}
 		t.Rows = append(t.Rows, []Cell{{Text: f.Path}, sizeCell(l.StripeSize), countCell(uint64(max(l.StripeCount, 0))), {Text: strings.Join(list, ", ")}})
+	}
+	for _, f := range s.LustreOnly {
+		list := make([]string, len(f.OSTs))
+		for i, o := range f.OSTs {
+			list[i] = strconv.FormatInt(o, 10)
+		}
+		t.Rows = append(t.Rows, []Cell{{Text: f.Path + " (no I/O record)", Title: f.Path}, sizeCell(f.StripeSize),
+			countCell(uint64(max(f.StripeCount, 0))), {Text: strings.Join(list, ", ")}})
+	}
+	return t
+}
+
+// regionTable lists the spans of the application's own work the traces
+// record, longest in total first.
+func (r *Report) regionTable() Table {
+	rs := r.Summary.Regions
+	if len(rs) == 0 {
+		return Table{}
+	}
+	t := Table{ID: "regions", Caption: "The application's own work, as its traces mark it (functions, epochs, steps), beside its I/O",
+		Head: []Column{{Name: "region"}, {Name: "category"}, {Name: "processes", Num: true}, {Name: "count", Num: true},
+			{Name: "total time", Num: true}, {Name: "longest", Num: true}, {Name: "first start (s)", Num: true}, {Name: "last end (s)", Num: true}}}
+	for _, g := range rs {
+		t.Rows = append(t.Rows, []Cell{{Text: g.Name}, {Text: g.Category}, countCell(uint64(g.Processes)), countCell(g.Count),
+			nsCell(g.TotalNs), nsCell(g.MaxNs), secCell(g.FirstNs), secCell(g.LastEndNs)})
 	}
 	return t
 }

@@ -199,6 +199,9 @@ func (r *Report) timeline() (*plotkit.Figure, error) {
 	if rows > 16 {
 		heat.Note += fmt.Sprintf("; row k is %s", describeRows(g.rowLabel))
 	}
+	if w := r.Stats.HeatmapBinNs; w > 0 {
+		heat.Note += fmt.Sprintf("; from Darshan's HEATMAP records (no DXT): time resolution %s, a bin's bytes spread over it", insights.Dur(w))
+	}
 	panels = append(panels, heat)
 
 	panels = append(panels, plotkit.ColorBarPanel("bandwidth ("+unit.Name+")", cm))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"html"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,6 +15,7 @@ import (
 	"iopred/tests/interop"
 	"iopred/tracefmt"
 	_ "iopred/tracefmt/darshan"
+	_ "iopred/tracefmt/dftracer"
 )
 
 // job writes the traces of an MPI job of n ranks: each opens a shared
@@ -270,6 +272,96 @@ func TestReportOfADarshanLog(t *testing.T) {
 		"application (each byte once)", "2.0 TiB", "Lustre layouts: the job's files lie on 24 OSTs", "vpicio.hdf5"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the report lacks %q", want)
+		}
+	}
+}
+
+// TestReportDFTracerRegions proves that the report of a DFTracer trace
+// lists the application's own work (its regions) by name and category,
+// with their counts and times, and names the processes the reader
+// rebuilt from the trace's forks.
+func TestReportDFTracerRegions(t *testing.T) {
+	traces, err := tracefmt.Discover(filepath.Join("..", "..", "tracefmt", "dftracer", "testdata", "v2-8100.pfw"),
+		filepath.Join("..", "..", "tracefmt", "dftracer", "testdata", "pool-1.0-7000.pfw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Build(traces, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := html.UnescapeString(render(t, rep))
+	for _, want := range []string{"The application's own work", "<td>epoch</td>", "<td>PyTorch</td>", "<td>step</td>",
+		"<td>pool.map</td>", "<td>PYTHON_APP</td>", "900.0 µs", "4 processes"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+}
+
+// TestReportHeatmapSignal proves that the report of a Darshan log with
+// counters and HEATMAP records but no DXT draws each rank's bandwidth
+// from the heatmaps (MPI-IO's, else POSIX's, plus stdio's: each byte
+// once) and says their time resolution: on the Python job's log the
+// signals hold the bytes darshan-parser counts in its POSIX and STDIO
+// heatmaps (tests/interop/darshan/reference), in bins of 0.8 s. A log
+// without heatmaps has no such note.
+func TestReportHeatmapSignal(t *testing.T) {
+	for _, c := range []struct {
+		log           string
+		binNs         int64
+		read, written float64 // darshan-parser's heatmap totals
+	}{
+		{"snyder_python3_id3116902-2110365_12-19-66957-188958432683465822_1", 800_000_000, 13096 + 246, 523926517 + 440},
+		{"mpi-io-test-x86_64-3.2.1", 0, 0, 0},
+	} {
+		t.Run(c.log, func(t *testing.T) {
+			traces, err := tracefmt.Discover(interop.Path(t, "darshan/darshan-logs/"+c.log+".darshan"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep, err := Build(traces, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var read, written float64
+			for _, p := range rep.Stats.Procs {
+				for _, b := range p.ReadSignal.Bins {
+					read += b
+				}
+				for _, b := range p.WriteSignal.Bins {
+					written += b
+				}
+			}
+			if rep.Stats.HeatmapBinNs != c.binNs || math.Abs(read-c.read) > 0.5 || math.Abs(written-c.written) > 0.5 {
+				t.Errorf("bins of %d ns, %.0f bytes read and %.0f written; want %d ns, %.0f and %.0f",
+					rep.Stats.HeatmapBinNs, read, written, c.binNs, c.read, c.written)
+			}
+			page := html.UnescapeString(render(t, rep))
+			if note := strings.Contains(page, "from Darshan's HEATMAP records (no DXT): time resolution"); note != (c.binNs > 0) {
+				t.Errorf("resolution note shown: %v", note)
+			}
+		})
+	}
+}
+
+// TestReportDFTracerDefaultSettings proves that the report of a trace
+// DFTracer made with its default settings (no sizes, paths or return
+// values) says what is missing and why, and still shows the pool's
+// processes apart: the parent and its 4 workers.
+func TestReportDFTracerDefaultSettings(t *testing.T) {
+	traces, err := tracefmt.Discover(interop.Path(t, "dftracer/default"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Build(traces, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := html.UnescapeString(render(t, rep))
+	for _, want := range []string{"I/O report: pool.py", "5 processes", "DFTracer recorded no sizes and file paths for the I/O calls (traced without DFTRACER_INC_METADATA=1)"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
 		}
 	}
 }

@@ -47,6 +47,12 @@ type LustreLayout struct {
 	OSTs        []int64 `json:"osts"`
 }
 
+// LustreFile is a file's Lustre layout.
+type LustreFile struct {
+	Path string `json:"path"`
+	LustreLayout
+}
+
 // addLustre keeps a file's layout (each rank that opened a file records
 // the same one; the first is kept).
 func (a *countersAcc) addLustre(c *tracefmt.Counters) {
@@ -175,8 +181,11 @@ func (a *countersAcc) finish(rep *Report, files map[string]*fileAcc) {
 			for path, l := range a.lustre {
 				if f := files[path]; f != nil {
 					f.Lustre = l
+				} else {
+					rep.LustreOnly = append(rep.LustreOnly, LustreFile{path, *l})
 				}
 			}
+			sort.Slice(rep.LustreOnly, func(i, j int) bool { return rep.LustreOnly[i].Path < rep.LustreOnly[j].Path })
 		}()
 	}
 	for layer, m := range a.modules {

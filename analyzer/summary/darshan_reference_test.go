@@ -218,6 +218,25 @@ func TestDarshanAgainstReferenceReaders(t *testing.T) {
 					t.Errorf("%s: summary's layout %+v, darshan-parser's %+v", f.Path, f.Lustre, want)
 				}
 			}
+			// Every layout darshan-parser prints is in the summary: on a
+			// file of the tables, or among the files with a layout and no
+			// I/O record.
+			shown := 0
+			for _, f := range rep.Files {
+				if f.Lustre != nil {
+					shown++
+				}
+			}
+			for _, f := range rep.LustreOnly {
+				want, ok := ref.Lustre[f.Path]
+				if !ok || f.StripeSize != want.StripeSize || f.StripeCount != want.StripeCount || fmt.Sprint(f.OSTs) != fmt.Sprint(want.OSTs) {
+					t.Errorf("%s: summary's layout of a file without I/O %+v, darshan-parser's %+v (%v)", f.Path, f.LustreLayout, want, ok)
+				}
+				shown++
+			}
+			if shown != len(ref.Lustre) {
+				t.Errorf("summary shows %d Lustre layouts, darshan-parser %d", shown, len(ref.Lustre))
+			}
 			for _, want := range ref.Lustre {
 				for _, o := range want.OSTs {
 					union[o] = true

@@ -54,11 +54,33 @@ type Report struct {
 	// OSTs are the Lustre OSTs the job's files lie on, ascending, when
 	// the source recorded the layouts: the job's footprint on the file
 	// system.
-	OSTs  []int64  `json:"osts,omitempty"`
-	Notes []string `json:"notes,omitempty"`
+	OSTs []int64 `json:"osts,omitempty"`
+	// LustreOnly are the layouts of the files the source kept a layout
+	// of but no I/O record (Darshan's LUSTRE module records every file a
+	// rank opened on Lustre), by path.
+	LustreOnly []LustreFile `json:"lustre_only,omitempty"`
+	Notes      []string     `json:"notes,omitempty"`
+	// Regions are the spans of the application's own work the traces
+	// record (a DFTracer trace's functions, epochs, steps), by category
+	// and name, longest in total first.
+	Regions []RegionStats `json:"regions,omitempty"`
 	// Prefetch sums the processes' prefetch counters, nil when no process
 	// prefetched.
 	Prefetch *tracefmt.Prefetch `json:"prefetch,omitempty"`
+}
+
+// RegionStats are the regions of one category and name over the traces.
+type RegionStats struct {
+	Category  string `json:"category"`
+	Name      string `json:"name"`
+	Count     uint64 `json:"count"`
+	TotalNs   int64  `json:"total_ns"`
+	MaxNs     int64  `json:"max_ns"`
+	Processes int    `json:"processes"`
+	// FirstNs and LastEndNs are the first region's start and the last
+	// one's end, from the job's start.
+	FirstNs   int64 `json:"first_ns"`
+	LastEndNs int64 `json:"last_end_ns"`
 }
 
 // prefetchTotal sums the processes' prefetch counters.
@@ -246,6 +268,63 @@ type fileAcc struct {
 	traced map[tracefmt.Layer]bool
 }
 
+type regionAcc struct {
+	RegionStats
+	procs map[int]bool
+	// first and lastEnd in wall-clock ns, set from the first region
+	first, lastEnd int64
+	seen           bool
+}
+
+// region adds one region of trace proc, whose anchor is at wall-clock
+// anchorNs.
+func (s *summarizer) region(proc int, anchorNs int64, g *tracefmt.Region) {
+	if s.regions == nil {
+		s.regions = map[[2]string]*regionAcc{}
+	}
+	k := [2]string{g.Category, g.Name}
+	a := s.regions[k]
+	if a == nil {
+		a = &regionAcc{RegionStats: RegionStats{Category: g.Category, Name: g.Name}, procs: map[int]bool{}}
+		s.regions[k] = a
+	}
+	d := max(g.EndNs-g.StartNs, 0)
+	a.Count++
+	a.TotalNs += d
+	a.MaxNs = max(a.MaxNs, d)
+	a.procs[proc] = true
+	start, end := anchorNs+g.StartNs, anchorNs+g.StartNs+d
+	if !a.seen || start < a.first {
+		a.first = start
+	}
+	if !a.seen || end > a.lastEnd {
+		a.lastEnd = end
+	}
+	a.seen = true
+}
+
+// regionStats are the regions' totals, longest first, times from the
+// job's start.
+func (s *summarizer) regionStats(jobStart int64) []RegionStats {
+	var out []RegionStats
+	for _, a := range s.regions {
+		a.Processes = len(a.procs)
+		a.FirstNs, a.LastEndNs = a.first-jobStart, a.lastEnd-jobStart
+		out = append(out, a.RegionStats)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.TotalNs != b.TotalNs {
+			return a.TotalNs > b.TotalNs
+		}
+		if a.Category != b.Category {
+			return a.Category < b.Category
+		}
+		return a.Name < b.Name
+	})
+	return out
+}
+
 type ctxAcc struct {
 	ContextStats
 	procs map[int]bool
@@ -288,6 +367,7 @@ func Summarize(traces []string, opt Options) (*Report, error) {
 	rep.Excluded = s.tally
 	rep.Source = s.source
 	rep.Notes = append(rep.Notes, s.notes...)
+	rep.Regions = s.regionStats(rep.StartUnixNs)
 	files, ctxs := s.files, s.ctxs
 	s.cnt.finish(rep, files)
 	rep.Application, rep.Layers = layerTotals(rep.Processes)
@@ -341,6 +421,7 @@ type summarizer struct {
 	cnt      countersAcc // the Counters records (Darshan without DXT)
 	source   *SourceJob
 	notes    []string // the headers' notes, each once
+	regions  map[[2]string]*regionAcc
 	// the previous path asked about and the answer
 	lastPath     string
 	lastExcluded bool
@@ -415,6 +496,8 @@ func (s *summarizer) trace(proc int, path string, open func() (recordSource, err
 			return p, err
 		}
 		switch {
+		case rec.Region != nil:
+			s.region(proc, h.StartUnixNs, rec.Region)
 		case rec.Counters != nil:
 			// The module totals are the source's own, every file in; the
 			// tables leave the excluded paths out, as they do events.

@@ -102,6 +102,7 @@ func WriteText(w io.Writer, rep *Report) error {
 	}
 	writeLayers(tw, rep)
 	writeLustre(tw, rep)
+	writeRegions(tw, rep)
 	fmt.Fprintln(tw)
 	fmt.Fprintln(tw, "CONTEXT\tPROCS\tEVENTS\tIO TIME\tBYTES\tCALLS\tWHERE")
 	for _, c := range rep.Contexts {
@@ -174,7 +175,24 @@ func writeLustre(w io.Writer, rep *Report) {
 			fmt.Fprintf(w, "%s\t%s\t%d\t%s\n", f.Path, size(l.StripeSize), l.StripeCount, ostList(l.OSTs))
 		}
 	}
+	for _, f := range rep.LustreOnly {
+		fmt.Fprintf(w, "%s (no I/O record)\t%s\t%d\t%s\n", f.Path, size(f.StripeSize), f.StripeCount, ostList(f.OSTs))
+	}
 	fmt.Fprintf(w, "job's OST footprint\t\t%d\t%s\n", len(rep.OSTs), ostList(rep.OSTs))
+}
+
+// writeRegions prints the spans of the application's own work (a
+// DFTracer trace's functions, epochs, steps), longest in total first.
+func writeRegions(w io.Writer, rep *Report) {
+	if len(rep.Regions) == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "REGION\tCATEGORY\tPROCS\tCOUNT\tTOTAL\tLONGEST\tFIRST\tLAST END")
+	for _, g := range rep.Regions {
+		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", g.Name, g.Category, g.Processes, g.Count, duration(g.TotalNs),
+			duration(g.MaxNs), Seconds(g.FirstNs), Seconds(g.LastEndNs))
+	}
 }
 
 // ostList writes OST indices, the first 16 of a long list.

@@ -65,6 +65,10 @@ type Grammar struct {
 	length     int
 	size       int
 	obs        rewriteObserver
+	// plainRewrite makes Append and substitute take their step-by-step
+	// versions (insertAfter, substitutePlain): tests check that it
+	// changes nothing.
+	plainRewrite bool
 }
 
 // New returns an empty grammar: rule 0, the start rule, has no symbols.
@@ -131,12 +135,17 @@ func (g *Grammar) newNode(sym int32) int32 {
 	}
 	nodes := g.nodes
 	var h int32
-	if sym < 0 {
+	switch {
+	case sym < 0:
 		r := &g.rules[^sym]
 		h = r.firstUse
 		r.firstUse = n
 		r.uses++
-	} else {
+	case int(sym) < len(g.termUse):
+		// head and setHead's common case, a terminal seen before.
+		h = g.termUse[sym]
+		g.termUse[sym] = n
+	default:
 		h = g.head(sym)
 		g.setHead(sym, n)
 	}
@@ -308,7 +317,111 @@ func (g *Grammar) match(ss, m int32) {
 }
 
 // substitute replaces the digram starting at s with a reference to r.
+//
+// It is substitutePlain (unlink s, unlink its successor, insert the
+// reference) written out in one piece: the same index updates and link
+// writes in the same order, so the grammar, its arena layout and its
+// digram table come out the same, without the calls and the re-reads of
+// nodes each step of the plain version makes. substitution is most of the
+// grammar's upkeep (about 2,000 instructions each, nested ones included).
 func (g *Grammar) substitute(s, r int32) {
+	if g.plainRewrite {
+		g.substitutePlain(s, r)
+		return
+	}
+	q := g.nodes[s].prev
+	s2 := g.nodes[s].next
+	ref := g.newNode(^r)
+	// Nothing below allocates nodes, so the arena stays where it is.
+	nodes := g.nodes
+	S, S2, Q, R := &nodes[s], &nodes[s2], &nodes[q], &nodes[ref]
+	if g.obs != nil && (S.pins > 0 || S2.pins > 0) {
+		g.obs.substituted(s, s2, ref, g.first(r), g.last(r))
+	}
+	d := &g.digrams
+	n2 := S2.next
+	N2 := &nodes[n2]
+
+	// unlink(s): join(q, s2), then s's own digram goes.
+	if Q.next != nilNode {
+		if !Q.guard {
+			if !S.guard {
+				d.delIf(digramKey(Q.sym, S.sym), q)
+			}
+		}
+		if !S2.guard && S2.prev != nilNode && n2 != nilNode {
+			if P := &nodes[S2.prev]; S2.sym == P.sym && S2.sym == N2.sym && !P.guard && !N2.guard {
+				d.set(digramKey(S2.sym, N2.sym), s2)
+			}
+		}
+		if !Q.guard && Q.prev != nilNode {
+			if P := &nodes[Q.prev]; Q.sym == P.sym && Q.sym == S.sym && !P.guard && !S.guard {
+				d.set(digramKey(P.sym, nodes[P.next].sym), Q.prev)
+			}
+		}
+	}
+	Q.next = s2
+	S2.prev = q
+	if !S.guard && S.next != nilNode {
+		if nx := &nodes[S.next]; !nx.guard {
+			d.delIf(digramKey(S.sym, nx.sym), s)
+		}
+	}
+	g.freeNode(s)
+
+	// unlink(s2): join(q, n2), then s2's own digram goes.
+	if Q.next != nilNode {
+		if !Q.guard {
+			if !S2.guard {
+				d.delIf(digramKey(Q.sym, S2.sym), q)
+			}
+		}
+		if !N2.guard && N2.prev != nilNode && N2.next != nilNode {
+			if P, nx := &nodes[N2.prev], &nodes[N2.next]; N2.sym == P.sym && N2.sym == nx.sym && !P.guard && !nx.guard {
+				d.set(digramKey(N2.sym, nx.sym), n2)
+			}
+		}
+		if !Q.guard && Q.prev != nilNode {
+			if P := &nodes[Q.prev]; Q.sym == P.sym && Q.sym == S2.sym && !P.guard && !S2.guard {
+				d.set(digramKey(P.sym, nodes[P.next].sym), Q.prev)
+			}
+		}
+	}
+	Q.next = n2
+	N2.prev = q
+	if !S2.guard && S2.next != nilNode {
+		if nx := &nodes[S2.next]; !nx.guard {
+			d.delIf(digramKey(S2.sym, nx.sym), s2)
+		}
+	}
+	g.freeNode(s2)
+
+	// insertAfter(q, ref): join(ref, n2) (ref is new: nothing to
+	// forget), then join(q, ref).
+	R.next = Q.next
+	nodes[R.next].prev = ref
+	if nx := Q.next; nx != nilNode {
+		NX := &nodes[nx]
+		if !Q.guard && !NX.guard {
+			d.delIf(digramKey(Q.sym, NX.sym), q)
+		}
+		// ref's old neighbours: none (R.prev is nilNode).
+		if !Q.guard && Q.prev != nilNode {
+			if P := &nodes[Q.prev]; Q.sym == P.sym && Q.sym == NX.sym && !P.guard && !NX.guard {
+				d.set(digramKey(P.sym, nodes[P.next].sym), Q.prev)
+			}
+		}
+	}
+	Q.next = ref
+	R.prev = q
+	if !g.check(q) {
+		g.check(ref)
+	}
+}
+
+// substitutePlain is substitute step by step, for tests that check the
+// two give the same grammar (see plainRewrite).
+func (g *Grammar) substitutePlain(s, r int32) {
 	q := g.nodes[s].prev
 	s2 := g.nodes[s].next
 	ref := g.newNode(^r)
@@ -352,7 +465,21 @@ func (g *Grammar) Append(sym int) {
 	}
 	g.length++
 	n := g.newNode(int32(sym))
-	g.insertAfter(g.last(0), n)
+	if g.plainRewrite {
+		g.insertAfter(g.last(0), n)
+	} else {
+		// insertAfter(last, n) as join(n, guard) then join(last, n)
+		// would do it: n is new and last is followed by the guard, so
+		// there is no digram to forget and no run of three to index.
+		nodes := g.nodes
+		gd := g.rules[0].guard
+		G, N := &nodes[gd], &nodes[n]
+		last := G.prev
+		N.next = gd
+		G.prev = n
+		nodes[last].next = n
+		N.prev = last
+	}
 	if p := g.nodes[n].prev; !g.nodes[p].guard {
 		g.check(p)
 	}

@@ -341,6 +341,21 @@ func (a *Anonymizer) Proc(p tracefmt.Proc) tracefmt.Proc {
 	return p
 }
 
+// Region returns g with its name and the values of its arguments hashed
+// (a function's name can say what the application is); the category and
+// the arguments' keys stay.
+func (a *Anonymizer) Region(g tracefmt.Region) tracefmt.Region {
+	g.Name = a.Token(g.Name)
+	if g.Args != nil {
+		args := make(map[string]string, len(g.Args))
+		for k, v := range g.Args {
+			args[k] = a.Token(v)
+		}
+		g.Args = args
+	}
+	return g
+}
+
 // TraceName returns the name of h's trace file with its program and host
 // hashed: <exe>.<host>.<rest> becomes <hash>.<hash>.<rest>, any other
 // name is hashed whole but for its suffix.
@@ -374,6 +389,9 @@ func (a *Anonymizer) Copy(w *tracefmt.Writer, s tracefmt.Stream) error {
 			return w.Event(rec.Event)
 		case rec.Proc != nil:
 			return w.Proc(a.Proc(*rec.Proc))
+		case rec.Region != nil:
+			g := a.Region(*rec.Region)
+			return w.Region(&g)
 		case rec.Footer != nil:
 			return w.Close(*rec.Footer)
 		}

@@ -143,3 +143,22 @@ func FuzzPath(f *testing.F) {
 		}
 	})
 }
+
+// TestRegion proves that a region's name and argument values are hashed
+// (a function's name or a step's file can say what the application is),
+// the same way each time, while its category, argument keys, thread and
+// times stay.
+func TestRegion(t *testing.T) {
+	a := New([]byte("k"))
+	g := tracefmt.Region{Name: "load_checkpoint", Category: "PyTorch", StartNs: 5, EndNs: 9, Tid: 3,
+		Args: map[string]string{"file": "/home/alice/ckpt.pt", "step": "4"}}
+	got := a.Region(g)
+	if got.Name == g.Name || got.Name != a.Token("load_checkpoint") || got.Category != "PyTorch" ||
+		got.StartNs != 5 || got.EndNs != 9 || got.Tid != 3 || len(got.Args) != 2 ||
+		got.Args["file"] != a.Token("/home/alice/ckpt.pt") || got.Args["step"] != a.Token("4") {
+		t.Errorf("anonymized %+v", got)
+	}
+	if g.Args["file"] != "/home/alice/ckpt.pt" {
+		t.Errorf("the region given was changed: %+v", g)
+	}
+}

@@ -18,7 +18,7 @@ import (
 func fixtures(t testing.TB) []string {
 	t.Helper()
 	var out []string
-	for _, dir := range []string{"darshan/darshan-logs", "darshan/pytokio"} {
+	for _, dir := range []string{"darshan/darshan-logs", "darshan/pytokio", "darshan/iopred"} {
 		m, err := filepath.Glob(filepath.Join(interop.Path(t, dir), "*.darshan"))
 		if err != nil {
 			t.Fatal(err)

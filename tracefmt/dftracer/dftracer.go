@@ -4,14 +4,21 @@
 // and "dur" in microseconds, "ph" "X" for a call and "M" for metadata,
 // "args" with the call's arguments), between an optional "[" line and an
 // optional "]" line; older versions end lines with "," and write numbers
-// as strings. File names come as "fname" in the arguments or, in newer
-// versions, as a hash ("fhash") that a metadata event ("FH") maps to the
-// name; host names and command lines the same way ("HH", "SH").
+// as strings; DFTracer 2 writes "ph" as a number and its hashes as
+// hexadecimal strings. File names come as "fname" in the arguments or, in
+// newer versions, as a hash ("fhash") that a metadata event ("FH") maps to
+// the name; host names and command lines the same way ("HH", "SH").
+//
+// A process that DFTracer 1.x saw fork without exec keeps writing into
+// its parent's file under its parent's pid; its thread id is its own pid,
+// and both record the fork. The reader rebuilds the process tree from
+// these: each such child is a process of its own, with its parent and
+// fork time, and its descriptors' positions apart from the others'.
 //
 // Importing the package registers the "dftracer" format with tracefmt:
-// the POSIX and STDIO events become iopred events (the application-level
-// events of other categories are left out), every analysis reads them, and
-// `iopred import dftracer` converts them.
+// the POSIX and STDIO events become iopred events, the application-level
+// events of other categories (functions, epochs, steps) regions, every
+// analysis reads them, and `iopred import dftracer` converts them.
 package dftracer
 
 import (
@@ -68,6 +75,37 @@ func (n *number) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// phase is an event's kind as the Chrome trace format's letter: "X" a
+// call or region, "M" metadata, "C" a counter. DFTracer 2 writes it as a
+// number (1 complete, 2 counter, 3 aggregated, 4 metadata), which becomes
+// the letter it replaces ("A" for aggregated).
+type phase string
+
+func (p *phase) UnmarshalJSON(b []byte) error {
+	var s string
+	if json.Unmarshal(b, &s) == nil {
+		*p = phase(s)
+		return nil
+	}
+	var n int64
+	if err := json.Unmarshal(b, &n); err != nil {
+		return fmt.Errorf("ph is neither a letter nor a number: %s", b)
+	}
+	switch n {
+	case 1:
+		*p = "X"
+	case 2:
+		*p = "C"
+	case 3:
+		*p = "A"
+	case 4:
+		*p = "M"
+	default:
+		*p = phase("#" + strconv.FormatInt(n, 10))
+	}
+	return nil
+}
+
 // event is one line.
 type event struct {
 	Name string                     `json:"name"`
@@ -76,7 +114,7 @@ type event struct {
 	Tid  number                     `json:"tid"`
 	Ts   number                     `json:"ts"`
 	Dur  number                     `json:"dur"`
-	Ph   string                     `json:"ph"`
+	Ph   phase                      `json:"ph"`
 	Args map[string]json.RawMessage `json:"args"`
 }
 

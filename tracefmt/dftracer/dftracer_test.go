@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -235,8 +236,10 @@ func FuzzLines(f *testing.F) {
 	// Small seeds: Go's fuzzer minimises each input that finds new code at
 	// a cost quadratic in its length (tests/fuzzinput), and the whole
 	// fixtures kept it minimising for minutes. Each seed is a few lines:
-	// a file's hash, its open and a read; the start of the older and the
-	// forked fixtures; the first seed gzipped.
+	// a file's hash, its open and a read; the start of the older, the
+	// forked, the fork pool's and DFTracer 2's fixtures; the first seed
+	// gzipped. testdata/fuzz/FuzzLines keeps a fork pool's records with
+	// and without return values.
 	app, err := os.ReadFile(filepath.Join("testdata", "app-1234.pfw"))
 	if err != nil {
 		f.Fatal(err)
@@ -249,7 +252,7 @@ func FuzzLines(f *testing.F) {
 	zw.Write(openRead)
 	zw.Close()
 	f.Add(gz.Bytes())
-	for _, name := range []string{"old-5678.pfw", "forked-9000.pfw"} {
+	for _, name := range []string{"old-5678.pfw", "forked-9000.pfw", "pool-1.0-7000.pfw", "v2-8100.pfw"} {
 		data, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			f.Fatal(err)
@@ -307,5 +310,180 @@ func TestProgramFromExecHash(t *testing.T) {
 	defer s.Close()
 	if h := s.Header(); h.Program != "/usr/bin/python3.11" || strings.Join(h.Args, " ") != "python3 train.py --epochs 2" {
 		t.Errorf("program %q, args %q", h.Program, h.Args)
+	}
+}
+
+// records reads a trace to its end and returns its header, events,
+// regions and process records.
+func records(t *testing.T, name string) (tracefmt.Header, []*tracefmt.Event, []*tracefmt.Region, []*tracefmt.Proc) {
+	t.Helper()
+	s, err := tracefmt.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var events []*tracefmt.Event
+	var regions []*tracefmt.Region
+	var procs []*tracefmt.Proc
+	err = s.Each(func(r tracefmt.Record) error {
+		switch {
+		case r.Event != nil:
+			events = append(events, r.Event)
+		case r.Region != nil:
+			regions = append(regions, r.Region)
+		case r.Proc != nil:
+			procs = append(procs, r.Proc)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return s.Header(), events, regions, procs
+}
+
+// TestForkedWithoutExec proves that the workers a process forks without
+// exec, which DFTracer 1.x records under the parent's pid with their own
+// thread ids, are processes of their own: each with its parent, fork
+// time, program and command line, its descriptors apart from the
+// others' (two workers writing through descriptor 5 at once each write
+// 0, 64 KiB, 128 KiB), and the parent with a fork record per child. With
+// the thread ids left out (DFTRACER_DISABLE_TIDS) nothing tells the
+// workers apart: one process, and a note that says so.
+func TestForkedWithoutExec(t *testing.T) {
+	data, err := os.ReadFile("testdata/pool-1.0-7000.pfw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	noTids := bytes.ReplaceAll(bytes.ReplaceAll(data, []byte(`"tid":7001`), []byte(`"tid":0`)), []byte(`"tid":7002`), []byte(`"tid":0`))
+	noTids = bytes.ReplaceAll(noTids, []byte(`"tid":7000`), []byte(`"tid":0`))
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "notids.pfw"), noTids, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	worker := "open64@-/0 write@0/65536 write@65536/65536 write@131072/65536 close@-/0"
+	for _, c := range []struct {
+		name     string
+		path     string
+		procs    []string // the trace names' process parts
+		events   []string // brief(events) per process
+		forks    []int    // the parent's fork records' children
+		forkedAt []int64  // each process's ForkUnixNs
+		note     string   // a note every process's header has
+	}{
+		{"thread ids kept", "testdata/pool-1.0-7000.pfw", []string{"pid7000", "pid7001", "pid7002"},
+			[]string{"", worker, worker}, []int{7001, 7002}, []int64{0, 1728000000000100000, 1728000000000200000}, ""},
+		{"thread ids left out", filepath.Join(dir, "notids.pfw"), nil,
+			[]string{"open64@-/0 open64@-/0 write@0/65536 write@65536/65536 write@131072/65536 write@196608/65536 write@262144/65536 write@327680/65536 close@-/0 close@-/0"},
+			[]int{7001, 7002}, []int64{0}, "without thread ids"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			names, err := tracefmt.Discover(c.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := []string{c.path}
+			if c.procs != nil {
+				want = nil
+				for _, p := range c.procs {
+					want = append(want, c.path+"#"+p)
+				}
+			}
+			if strings.Join(names, " ") != strings.Join(want, " ") {
+				t.Fatalf("traces %v, want %v", names, want)
+			}
+			for i, name := range names {
+				h, events, regions, procs := records(t, name)
+				if got := brief(events); got != c.events[i] {
+					t.Errorf("%s: events\n got %s\nwant %s", name, got, c.events[i])
+				}
+				if h.ForkUnixNs != c.forkedAt[i] || h.Program != "python3" || strings.Join(h.Args, " ") != "/usr/bin/python3 pool.py /scratch/out" || h.Host != "node3" {
+					t.Errorf("%s: header %+v", name, h)
+				}
+				if i == 0 {
+					var children []int
+					for _, p := range procs {
+						children = append(children, p.Child)
+					}
+					if fmt.Sprint(children) != fmt.Sprint(c.forks) || len(regions) != 1 || regions[0].Name != "pool.map" || h.PPID != 6999 {
+						t.Errorf("parent: forks %v, regions %d, ppid %d", children, len(regions), h.PPID)
+					}
+				} else if h.PPID != 7000 || h.PID != 7000+i || len(procs) != 0 {
+					t.Errorf("%s: pid %d, ppid %d, %d process records", name, h.PID, h.PPID, len(procs))
+				}
+				if c.note != "" && !strings.Contains(strings.Join(h.Notes, " "), c.note) {
+					t.Errorf("%s: notes %q", name, h.Notes)
+				}
+			}
+		})
+	}
+}
+
+// TestVersion2Shape proves that DFTracer 2's shape reads as 1.0's does:
+// phases as numbers (1 complete, 2 counter, 3 aggregated, 4 metadata),
+// hashes as hexadecimal strings, the "type" column; a child forked from
+// the traced process writes its own file, with its parent in its start
+// event. Counter and aggregated records are not calls: left out, with a
+// note. The application's events are regions with their arguments.
+func TestVersion2Shape(t *testing.T) {
+	h, events, regions, procs := records(t, "testdata/v2-8100.pfw")
+	if h.PID != 8100 || h.PPID != 8000 || h.Host != "lassen12" || h.Program != "train.py" || h.Source != "dftracer v2.0.2" ||
+		strings.Join(h.Args, " ") != "/usr/bin/python3 train.py --epochs 2" || h.StartUnixNs != 1760000000000000000 {
+		t.Errorf("header %+v", h)
+	}
+	if got, want := brief(events), "open64@-/0 read@0/4096 read@4096/4096 read@8192/100 close@-/0"; got != want {
+		t.Errorf("events\n got %s\nwant %s", got, want)
+	}
+	if events[1].Path != "/data/shard_0.npz" {
+		t.Errorf("path %q", events[1].Path)
+	}
+	if len(procs) != 1 || procs[0].Op != "fork" || procs[0].Child != 8101 || procs[0].TimeNs != 2_300_000 {
+		t.Errorf("process records %+v", procs)
+	}
+	if len(regions) != 2 || regions[1].Name != "step" || regions[1].Category != "PyTorch" || regions[1].StartNs != 1_300_000 ||
+		regions[1].EndNs != 2_200_000 || fmt.Sprint(regions[1].Args) != "map[epoch:1 image_idx:[3,9] step:1]" {
+		t.Errorf("regions %+v", regions)
+	}
+	if !strings.Contains(strings.Join(h.Notes, " "), "counter and aggregated records") {
+		t.Errorf("notes %q", h.Notes)
+	}
+	h, events, _, _ = records(t, "testdata/v2-8101-fork.pfw")
+	if h.PID != 8101 || h.PPID != 8100 || brief(events) != "open64@-/0 write@0/65536 write@65536/65536" {
+		t.Errorf("child: %+v %s", h, brief(events))
+	}
+}
+
+// TestWithoutMetadata proves that a trace made with DFTracer's default
+// settings (DFTRACER_INC_METADATA unset: no arguments, so no sizes, no
+// paths, no command line, no fork's return value) says so in its
+// headers' notes, names its processes after the executable in DFTracer
+// 1.x's file name, and still tells the forked workers apart: parent and
+// child record the fork with one start time, and the child's record is
+// the first call of its thread.
+func TestWithoutMetadata(t *testing.T) {
+	data, err := os.ReadFile("testdata/pool-1.0-7000.pfw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bare := regexp.MustCompile(`,"args":\{[^}]*\}`).ReplaceAll(data, nil)
+	bare = regexp.MustCompile(`(?m)^.*"ph":"M".*\n`).ReplaceAll(bare, nil)
+	path := filepath.Join(t.TempDir(), "trace-pool.py-7000-preload.pfw")
+	if err := os.WriteFile(path, bare, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	names, err := tracefmt.Discover(path)
+	if err != nil || len(names) != 3 {
+		t.Fatalf("traces %v, %v", names, err)
+	}
+	for i, name := range names {
+		h, events, _, _ := records(t, name)
+		want := 5 // open, 3 writes, close
+		if i == 0 {
+			want = 0
+		}
+		if len(events) != want || h.PID != 7000+i || h.Program != "pool.py" || len(h.Notes) != 1 ||
+			!strings.Contains(h.Notes[0], "no sizes and file paths") || !strings.Contains(h.Notes[0], "DFTRACER_INC_METADATA=1") {
+			t.Errorf("%s: %d events, pid %d, program %q, notes %q", name, len(events), h.PID, h.Program, h.Notes)
+		}
 	}
 }

@@ -1,10 +1,13 @@
 package dftracer
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -24,11 +27,26 @@ import (
 //     from "offset" where the call takes one, and for read, write, fread
 //     and fwrite from the file position that the process's opens, seeks
 //     and earlier transfers on the descriptor (or, for streams, the file)
-//     imply, NoOffset where they do not tell it;
+//     imply, NoOffset where they do not tell it (a descriptor a forked
+//     child inherited: its position is shared with the parent);
+//   - a region (tracefmt.Region) for each event of another category than
+//     POSIX, STDIO and DFTracer's own: its name, category, thread, times
+//     and scalar arguments;
+//   - a fork record (tracefmt.Proc) where the process forked a child; a
+//     forked child's header names its parent (PPID) and fork time
+//     (ForkUnixNs), and has the program, command line, host and rank of
+//     its parent where it recorded none of its own;
+//   - notes in the header when DFTracer recorded no sizes or paths
+//     (DFTRACER_INC_METADATA unset), or forked children without thread
+//     ids (DFTRACER_DISABLE_TIDS), which leaves them inseparable;
 //   - a footer at the end of its last event.
 //
-// DFTracer does not record errno: a failed call has its return value
-// only.
+// The process is named after the executable the trace's metadata names
+// (its "exec_hash"), else after the one in DFTracer 1.x's file name
+// (<prefix>-<executable>-<pid>-preload.pfw). A thread that a forked child
+// starts has no record linking it to the child: it stays with the pid
+// DFTracer wrote. DFTracer does not record errno: a failed call has its
+// return value only.
 var Format = tracefmt.Format{
 	Name:      "dftracer",
 	Suffixes:  []string{".pfw", ".pfw.gz"},
@@ -39,15 +57,39 @@ var Format = tracefmt.Format{
 
 func init() { tracefmt.RegisterFormat(Format) }
 
+// thread is a (pid, tid) pair as DFTracer wrote it. DFTracer 1.x keeps
+// the pid it read when it started, so a child forked without exec writes
+// its parent's pid; its thread id, the child's own, tells it apart.
+type thread struct{ pid, tid int64 }
+
+// forkCall is a fork as the trace recorded it: in the parent (ret, the
+// child's pid) or in the child (ret 0, from the thread that is the child).
+type forkCall struct {
+	by  thread
+	ret int64 // -1 when not recorded
+	ts  int64 // µs
+	// first says the call is the first its thread recorded, as a child's
+	// record of its own fork is.
+	first bool
+}
+
 // meta is what a first pass over a file learns: its processes, their
 // metadata, and the hashes' strings.
 type meta struct {
-	pids   []int64 // processes with I/O events, in order of appearance
+	pids   []int64 // processes with calls or regions, in order of appearance
 	procs  map[int64]*procMeta
 	files  map[string]string // file hash -> name
 	hosts  map[string]string
 	strs   map[string]string
 	events int
+	// children are the processes forked without exec whose calls carry
+	// another process's pid: child pid -> the pid the trace wrote.
+	children map[int64]bool
+	// threads are the pairs met, in order, with what each said; folded
+	// into procs by the process each belongs to once the file is read.
+	threads []thread
+	byPair  map[thread]*procMeta
+	forks   []forkCall
 }
 
 type procMeta struct {
@@ -57,27 +99,78 @@ type procMeta struct {
 	cmdHash   string
 	execHash  string
 	ppid      int64
+	hasPPID   bool
+	forkUs    int64 // when the process was forked without exec, µs; 0 if not
 	rank      *int
 	version   string
 	ioEvents  int
+	regions   int
 	sized     int // I/O events with a size or a return value
 	named     int // I/O events that name their file
 	lastEndUs int64
+	mixed     int // forked children whose calls this process's pid and tid 0 hide
+	skipped   int // aggregated and counter records, which are not calls
+	calls     int // complete events of the pair, of any category
 }
 
-func (m *meta) proc(pid int64) *procMeta {
-	p := m.procs[pid]
+func newProcMeta() *procMeta { return &procMeta{first: math.MaxInt64} }
+
+// fold adds what another pair of the same process said.
+func (p *procMeta) fold(q *procMeta) {
+	p.first = min(p.first, q.first)
+	p.lastEndUs = max(p.lastEndUs, q.lastEndUs)
+	p.ioEvents += q.ioEvents
+	p.regions += q.regions
+	p.sized += q.sized
+	p.named += q.named
+	p.skipped += q.skipped
+	for _, f := range []struct{ dst, src *string }{{&p.host, &q.host}, {&p.hostHash, &q.hostHash},
+		{&p.cmdHash, &q.cmdHash}, {&p.execHash, &q.execHash}, {&p.version, &q.version}} {
+		if *f.dst == "" {
+			*f.dst = *f.src
+		}
+	}
+	if !p.hasPPID && q.hasPPID {
+		p.ppid, p.hasPPID = q.ppid, true
+	}
+	if p.rank == nil {
+		p.rank = q.rank
+	}
+}
+
+func (m *meta) pair(pid, tid int64) *procMeta {
+	k := thread{pid, tid}
+	p := m.byPair[k]
 	if p == nil {
-		p = &procMeta{first: math.MaxInt64}
-		m.procs[pid] = p
+		p = newProcMeta()
+		m.byPair[k] = p
+		m.threads = append(m.threads, k)
 	}
 	return p
+}
+
+// owner returns the process a call of the pair (pid, tid) belongs to: the
+// thread's own pid when the thread is the main thread of a forked child,
+// else the pid the trace wrote. A thread that a forked child started
+// later has no record linking it to the child, and stays with pid.
+func (m *meta) owner(pid, tid int64) int64 {
+	if tid != 0 && tid != pid && m.children[tid] {
+		return tid
+	}
+	return pid
 }
 
 // ioCategory reports whether a category is one of the I/O calls iopred
 // records.
 func ioCategory(cat string) bool {
 	return strings.EqualFold(cat, "POSIX") || strings.EqualFold(cat, "STDIO")
+}
+
+// regionCategory reports whether an event of the category is the
+// application's own work: neither an I/O call nor DFTracer's own
+// bookkeeping.
+func regionCategory(cat string) bool {
+	return !ioCategory(cat) && !strings.EqualFold(cat, "dftracer")
 }
 
 // scan reads a file once for its metadata.
@@ -87,14 +180,21 @@ func scan(path string) (*meta, error) {
 		return nil, err
 	}
 	defer r.Close()
-	return scanLines(r)
+	m, err := scanLines(r)
+	if m != nil {
+		m.nameFromFile(path)
+	}
+	return m, err
 }
 
 // scanLines reads a trace's lines for its metadata; the meta holds what
 // came before a fault.
 func scanLines(r *lineReader) (*meta, error) {
-	m := &meta{procs: map[int64]*procMeta{}, files: map[string]string{}, hosts: map[string]string{}, strs: map[string]string{}}
-	seen := map[int64]bool{}
+	m := &meta{procs: map[int64]*procMeta{}, files: map[string]string{}, hosts: map[string]string{}, strs: map[string]string{},
+		byPair: map[thread]*procMeta{}}
+	var active []thread // pairs with calls or regions, in order
+	seen := map[thread]bool{}
+	defer func() { m.resolve(active) }()
 	for {
 		line, err := r.next()
 		if err == io.EOF {
@@ -108,7 +208,7 @@ func scanLines(r *lineReader) (*meta, error) {
 			return m, err
 		}
 		m.events++
-		pid := e.Pid.v
+		pid, tid := e.Pid.v, e.Tid.v
 		switch e.Ph {
 		case "M":
 			name, _ := e.str("name")
@@ -118,7 +218,7 @@ func scanLines(r *lineReader) (*meta, error) {
 				m.files[value] = name
 			case "HH":
 				m.hosts[value] = name
-				if p := m.proc(pid); p.host == "" {
+				if p := m.pair(pid, tid); p.host == "" {
 					p.host = name
 				}
 			case "SH":
@@ -126,22 +226,27 @@ func scanLines(r *lineReader) (*meta, error) {
 			case "PR":
 				if name == "rank" {
 					if n, err := strconv.Atoi(value); err == nil {
-						m.proc(pid).rank = &n
+						m.pair(pid, tid).rank = &n
 					}
 				}
 			case "process_name":
 				if n, ok := strings.CutPrefix(name, "Rank "); ok {
-					if r, err := strconv.Atoi(n); err == nil && m.proc(pid).rank == nil {
-						m.proc(pid).rank = &r
+					if r, err := strconv.Atoi(n); err == nil && m.pair(pid, tid).rank == nil {
+						m.pair(pid, tid).rank = &r
 					}
 				}
 			}
+			continue
+		case "X":
+		default:
+			// Counters and aggregated records: not calls.
+			m.pair(pid, tid).skipped++
 			continue
 		}
 		if !e.Ts.set {
 			continue
 		}
-		p := m.proc(pid)
+		p := m.pair(pid, tid)
 		p.first = min(p.first, e.Ts.v)
 		if h, ok := e.str("hhash"); ok && p.hostHash == "" {
 			p.hostHash = h
@@ -149,16 +254,27 @@ func scanLines(r *lineReader) (*meta, error) {
 		if h, ok := e.str("hostname"); ok && p.host == "" {
 			p.host = h
 		}
-		if e.Name == "start" && e.Cat == "dftracer" {
+		if e.Name == "start" && strings.EqualFold(e.Cat, "dftracer") {
 			p.cmdHash, _ = e.str("cmd_hash")
 			p.execHash, _ = e.str("exec_hash")
 			if s, ok := e.str("cmd"); ok {
 				p.cmdHash, m.strs["cmd:"+s] = "cmd:"+s, s
 			}
-			p.ppid, _ = e.num("ppid")
+			p.ppid, p.hasPPID = e.num("ppid")
 			p.version, _ = e.str("version")
 		}
-		if ioCategory(e.Cat) {
+		if e.Name == "fork" && ioCategory(e.Cat) {
+			ret, ok := e.num("ret")
+			if !ok {
+				ret = -1
+			}
+			if ret >= -1 {
+				m.forks = append(m.forks, forkCall{by: thread{pid, tid}, ret: ret, ts: e.Ts.v, first: p.calls == 0})
+			}
+		}
+		p.calls++
+		switch {
+		case ioCategory(e.Cat):
 			p.ioEvents++
 			p.lastEndUs = max(p.lastEndUs, e.Ts.v+max(e.Dur.v, 0))
 			if _, ok := e.num("ret"); ok {
@@ -173,9 +289,160 @@ func scanLines(r *lineReader) (*meta, error) {
 			} else if _, ok := e.str("fname"); ok {
 				p.named++
 			}
-			if !seen[pid] {
-				seen[pid] = true
-				m.pids = append(m.pids, pid)
+		case regionCategory(e.Cat) && e.Name != "":
+			p.regions++
+			p.lastEndUs = max(p.lastEndUs, e.Ts.v+max(e.Dur.v, 0))
+		default:
+			continue
+		}
+		if k := (thread{pid, tid}); !seen[k] {
+			seen[k] = true
+			active = append(active, k)
+		}
+	}
+}
+
+// resolve finds the forked children among the threads and folds what
+// each pair said into the process it belongs to; active are the pairs
+// with calls or regions, in order of appearance.
+func (m *meta) resolve(active []thread) {
+	m.children = map[int64]bool{}
+	m.inferForks()
+	for _, f := range m.forks {
+		switch {
+		case f.ret > 0:
+			m.children[f.ret] = true
+		case f.ret == 0 && f.by.tid != 0 && f.by.tid != f.by.pid:
+			m.children[f.by.tid] = true // the child's own record of its fork
+		}
+	}
+	for _, k := range m.threads {
+		pid := m.owner(k.pid, k.tid)
+		p := m.procs[pid]
+		if p == nil {
+			p = newProcMeta()
+			m.procs[pid] = p
+		}
+		p.fold(m.byPair[k])
+	}
+	// A child learns its parent and fork time from the parent's record of
+	// the fork, else from its own; it inherits what it did not record
+	// itself (DFTracer 1.x writes the host, command line and rank once,
+	// in the parent).
+	parent := map[int64]int64{}
+	for _, f := range m.forks {
+		if f.by.tid == 0 {
+			if p := m.procs[f.by.pid]; p != nil && f.ret != 0 {
+				p.mixed++ // no thread ids: the children's calls are the parent's
+			}
+			continue
+		}
+		if f.ret < 0 {
+			continue
+		}
+		child, by := f.ret, m.owner(f.by.pid, f.by.tid)
+		if f.ret == 0 {
+			child, by = m.owner(f.by.pid, f.by.tid), f.by.pid
+		}
+		if child == by || child <= 0 {
+			continue
+		}
+		if _, ok := parent[child]; ok && f.ret == 0 {
+			continue // the parent's record wins
+		}
+		parent[child] = by
+		if c := m.procs[child]; c != nil {
+			c.forkUs = f.ts
+		}
+	}
+	for child, by := range parent {
+		c := m.procs[child]
+		if c == nil {
+			continue
+		}
+		if _, own := m.byPair[thread{child, child}]; !own || !c.hasPPID {
+			c.ppid, c.hasPPID = by, true
+		}
+		for up, hops := by, 0; hops < 64; hops++ {
+			if q := m.procs[up]; q != nil {
+				inherit := *q
+				inherit.ioEvents, inherit.regions, inherit.sized, inherit.named, inherit.skipped = 0, 0, 0, 0, 0
+				inherit.first, inherit.lastEndUs, inherit.hasPPID = math.MaxInt64, 0, false
+				c.fold(&inherit)
+			}
+			next, ok := parent[up]
+			if !ok {
+				break
+			}
+			up = next
+		}
+	}
+	seen := map[int64]bool{}
+	for _, k := range active {
+		if pid := m.owner(k.pid, k.tid); !seen[pid] {
+			seen[pid] = true
+			m.pids = append(m.pids, pid)
+		}
+	}
+}
+
+// inferForks fills in the forks whose return value DFTracer did not
+// record (traced without DFTRACER_INC_METADATA=1). Parent and child each
+// record the call, with the same start time (taken before the fork): of
+// the pair, the child's is the first call its thread recorded. The
+// child's record then gets ret 0 and the parent's the child's pid.
+func (m *meta) inferForks() {
+	byStart := map[[2]int64][]int{} // (recorded pid, ts) -> forks without ret
+	for i, f := range m.forks {
+		if f.ret == -1 && f.by.tid != 0 {
+			k := [2]int64{f.by.pid, f.ts}
+			byStart[k] = append(byStart[k], i)
+		}
+	}
+	for _, idx := range byStart {
+		if len(idx) != 2 {
+			continue // not one parent and one child: nothing is sure
+		}
+		a, b := &m.forks[idx[0]], &m.forks[idx[1]]
+		if a.by.tid == b.by.tid {
+			continue
+		}
+		switch {
+		case a.first && !b.first:
+		case b.first && !a.first:
+			a, b = b, a
+		case b.by.tid == b.by.pid: // both new: the thread that is the process forked
+		case a.by.tid == a.by.pid:
+			a, b = b, a
+		default:
+			continue
+		}
+		a.ret, b.ret = 0, a.by.tid
+	}
+}
+
+// dftracer1Name matches the file names DFTracer 1.x gives its traces:
+// <prefix>-<executable>-<pid>-<preload|app>.pfw[.gz].
+var dftracer1Name = regexp.MustCompile(`-([^-/]+)-([0-9]+)-(preload|app)\.pfw(\.gz)?$`)
+
+// nameFromFile names the file's process after the executable in the file
+// name when the trace's metadata does not name one (DFTracer traced
+// without DFTRACER_INC_METADATA=1 keeps no command line).
+func (m *meta) nameFromFile(path string) {
+	sub := dftracer1Name.FindStringSubmatch(filepath.Base(path))
+	if sub == nil {
+		return
+	}
+	pid, err := strconv.ParseInt(sub[2], 10, 64)
+	if err != nil {
+		return
+	}
+	if p := m.procs[pid]; p != nil && p.execHash == "" && p.cmdHash == "" {
+		p.execHash = "file:" + sub[1]
+		m.strs[p.execHash] = sub[1]
+		for child := range m.children {
+			if c := m.procs[child]; c != nil && c.execHash == "" && c.cmdHash == "" {
+				c.execHash = p.execHash
 			}
 		}
 	}
@@ -248,8 +515,10 @@ func newStream(m *meta, r *lineReader, pid int64) tracefmt.Stream {
 			h.Host = m.hosts[p.hostHash]
 		}
 		if cmd := m.strs[p.cmdHash]; cmd != "" {
-			h.Args = strings.Fields(cmd)
-			h.Program = h.Args[0]
+			h.Args = commandWords(cmd)
+			if len(h.Args) > 0 {
+				h.Program = h.Args[0]
+			}
 		}
 		// The executable the trace's metadata names wins over the command
 		// line's first word (a Python pool's workers share a command line
@@ -258,24 +527,57 @@ func newStream(m *meta, r *lineReader, pid int64) tracefmt.Stream {
 			h.Program = exe
 		}
 		h.PPID, h.Rank = int(p.ppid), p.rank
+		if p.forkUs > 0 {
+			h.ForkUnixNs = p.forkUs * 1000
+		}
 		if p.version != "" {
 			h.Source = "dftracer " + p.version
 		}
 		s.endNs = p.lastEndUs*1000 - s.anchor
-		var lacks []string
-		if p.ioEvents > 0 && p.sized == 0 {
-			lacks = append(lacks, "sizes")
-		}
-		if p.ioEvents > 0 && p.named == 0 {
-			lacks = append(lacks, "file paths")
-		}
-		if len(lacks) > 0 {
-			h.Notes = append(h.Notes, fmt.Sprintf("DFTracer recorded no %s for the %d I/O calls of process %d (traced without "+
-				"DFTRACER_INC_METADATA=1): bytes, offsets and files are unknown, not zero", strings.Join(lacks, " and "), p.ioEvents, pid))
-		}
+		h.Notes = notes(p)
 	}
 	h.StartUnixNs, h.StartMonoNs = s.anchor, s.anchor
 	return tracefmt.NewRecordStream(h, s.record, r.Close)
+}
+
+// commandWords splits a command line as DFTracer keeps it: its words
+// joined by ";" (DFTracer replaces the NULs of /proc/PID/cmdline), or by
+// spaces in traces written by hand or by older versions.
+func commandWords(cmd string) []string {
+	if strings.Contains(cmd, ";") {
+		var words []string
+		for _, w := range strings.Split(cmd, ";") {
+			if w != "" {
+				words = append(words, w)
+			}
+		}
+		return words
+	}
+	return strings.Fields(cmd)
+}
+
+// notes say what the trace of a process lacks, in words the same for
+// every process, so that a job's summary says each once.
+func notes(p *procMeta) []string {
+	var out, lacks []string
+	if p.ioEvents > 0 && p.sized == 0 {
+		lacks = append(lacks, "sizes")
+	}
+	if p.ioEvents > 0 && p.named == 0 {
+		lacks = append(lacks, "file paths")
+	}
+	if len(lacks) > 0 {
+		out = append(out, fmt.Sprintf("DFTracer recorded no %s for the I/O calls (traced without DFTRACER_INC_METADATA=1): "+
+			"bytes, offsets and files are unknown, not zero", strings.Join(lacks, " and ")))
+	}
+	if p.mixed > 0 {
+		out = append(out, "DFTracer recorded processes forked without exec under their parent's pid and without thread ids "+
+			"(DFTRACER_DISABLE_TIDS): their calls are read as the parent's, and offsets implied by descriptors may mix")
+	}
+	if p.skipped > 0 {
+		out = append(out, "DFTracer's counter and aggregated records are not calls and are not read")
+	}
+	return out
 }
 
 // position is a file position the stream knows, for the stream calls.
@@ -343,6 +645,57 @@ func (s *stream) endError(err error) error {
 	return err
 }
 
+// tid returns the thread of an event as iopred keeps it (32 bits): the
+// thread id itself when it fits, else a number of its own.
+func (s *stream) tid(e *event) int32 {
+	if !e.Tid.set {
+		return 0
+	}
+	if e.Tid.v == int64(int32(e.Tid.v)) {
+		return int32(e.Tid.v)
+	}
+	t, ok := s.tids[e.Tid.v]
+	if !ok {
+		t = int32(len(s.tids) + 1)
+		s.tids[e.Tid.v] = t
+	}
+	return t
+}
+
+// regionArgsSkipped are DFTracer's bookkeeping among an event's
+// arguments: the host hash and the nesting it keeps for its own analyses.
+var regionArgsSkipped = map[string]bool{"hhash": true, "level": true, "p_idx": true, "id": true}
+
+// maxRegionArgs bounds the arguments a region keeps.
+const maxRegionArgs = 32
+
+// region queues an application-level event as a region.
+func (s *stream) region(e *event) {
+	g := &tracefmt.Region{Name: e.Name, Category: e.Cat, Tid: s.tid(e)}
+	g.StartNs = e.Ts.v*1000 - s.anchor
+	g.EndNs = g.StartNs + max(e.Dur.v, 0)*1000
+	for k, raw := range e.Args {
+		if regionArgsSkipped[k] || len(g.Args) >= maxRegionArgs {
+			continue
+		}
+		v, ok := e.str(k)
+		if !ok {
+			if t := strings.TrimSpace(string(raw)); t == "true" || t == "false" {
+				v, ok = t, true
+			} else if json.Valid(raw) && len(raw) <= 256 && t != "null" {
+				v, ok = t, true // an array or object, as its JSON
+			}
+		}
+		if ok {
+			if g.Args == nil {
+				g.Args = map[string]string{}
+			}
+			g.Args[k] = v
+		}
+	}
+	s.queue = append(s.queue, tracefmt.Record{Kind: tracefmt.KindRegion, Region: g})
+}
+
 // file returns the trace's id of a path, defining it the first time.
 func (s *stream) file(path string) uint32 {
 	if id, ok := s.files[path]; ok {
@@ -381,7 +734,22 @@ const oAppend = 0x400 // O_APPEND on Linux
 // convert queues the iopred event of a DFTracer event of the stream's
 // process, if it is an I/O call.
 func (s *stream) convert(e *event) {
-	if e.Ph != "X" || e.Pid.v != s.pid || !ioCategory(e.Cat) || e.Name == "" {
+	if e.Ph != "X" || e.Name == "" || s.m.owner(e.Pid.v, e.Tid.v) != s.pid {
+		return
+	}
+	switch {
+	case e.Name == "fork" && ioCategory(e.Cat):
+		// The parent's record names the child, which has a trace of its
+		// own; the child's record (ret 0) is its start.
+		if ret, ok := e.num("ret"); ok && ret > 0 {
+			s.queue = append(s.queue, tracefmt.Record{Kind: tracefmt.KindProc,
+				Proc: &tracefmt.Proc{Op: "fork", TimeNs: e.Ts.v*1000 - s.anchor + max(e.Dur.v, 0)*1000, Child: int(ret)}})
+		}
+		return
+	case regionCategory(e.Cat):
+		s.region(e)
+		return
+	case !ioCategory(e.Cat):
 		return
 	}
 	ev := &tracefmt.Event{Op: e.Name, Offset: tracefmt.NoOffset}
@@ -390,18 +758,7 @@ func (s *stream) convert(e *event) {
 	}
 	ev.StartNs = e.Ts.v*1000 - s.anchor
 	ev.EndNs = ev.StartNs + max(e.Dur.v, 0)*1000
-	if e.Tid.set {
-		if e.Tid.v == int64(int32(e.Tid.v)) {
-			ev.Tid = int32(e.Tid.v)
-		} else {
-			t, ok := s.tids[e.Tid.v]
-			if !ok {
-				t = int32(len(s.tids) + 1)
-				s.tids[e.Tid.v] = t
-			}
-			ev.Tid = t
-		}
-	}
+	ev.Tid = s.tid(e)
 	ret, hasRet := e.num("ret")
 	ev.Ret = ret
 	fd, hasFd := e.num("fd")

@@ -30,7 +30,8 @@ type Gate struct {
 	MaxHold time.Duration
 	// Timeout bounds the wait for an advice (opening the log included).
 	// Past it, or on any error, the job is not held, or is released:
-	// the gate fails open.
+	// the gate fails open. After one timeout, the other jobs of the same
+	// pass fail open without waiting.
 	Timeout time.Duration
 	// StatePath keeps the jobs the gate holds and since when, so that a
 	// restarted gate releases them in time and never releases a job
@@ -54,10 +55,16 @@ type Gate struct {
 	keepLogged map[string]time.Time
 	waitSince  map[string]time.Time // deferred jobs: when the gate first saw them
 	seen       map[string]string    // pending job → the last action logged for it
+	// slow is the timeout of an advice earlier in this pass: the other
+	// jobs of the pass fail open at once instead of waiting Timeout
+	// each for a source that hangs.
+	slow error
 }
 
 // Decision is one line of the gate's log.
 type Decision struct {
+	// Time is when the gate decided: after the advice, which may have
+	// waited for the jobs before it in the same pass.
 	Time      time.Time `json:"time"`
 	Job       string    `json:"job"`
 	App       string    `json:"app"`
@@ -133,6 +140,9 @@ func (g *Gate) advise(app serverlog.App, at time.Time, held time.Duration, runni
 		err error
 	}
 	start := time.Now()
+	if g.slow != nil && g.ioIntensive(app) {
+		return aid.Advice{}, 0, fmt.Errorf("%v earlier in this pass", g.slow)
+	}
 	ch := make(chan result, 1)
 	go func() {
 		req := aid.Request{App: app, At: at, Running: running, Held: held, MaxHold: g.MaxHold}
@@ -156,7 +166,8 @@ func (g *Gate) advise(app serverlog.App, at time.Time, held time.Duration, runni
 	case r := <-ch:
 		return r.a, time.Since(start), r.err
 	case <-time.After(timeout):
-		return aid.Advice{}, time.Since(start), fmt.Errorf("no advice within %v", timeout)
+		g.slow = fmt.Errorf("no advice within %v", timeout)
+		return aid.Advice{}, time.Since(start), g.slow
 	}
 }
 
@@ -181,6 +192,7 @@ func (g *Gate) Pass(ctx context.Context) error {
 	if g.waitSince == nil {
 		g.waitSince = map[string]time.Time{}
 	}
+	g.slow = nil
 	jobs, err := g.Sched.Jobs(ctx)
 	if err != nil {
 		return err
@@ -252,7 +264,7 @@ func (g *Gate) Pass(ctx context.Context) error {
 			}
 		}
 		a, took, err := g.advise(j.App, now, held, running)
-		d := Decision{Time: now, Job: j.ID, App: j.App.String(), Advice: a.Advice, Score: a.Score, Threshold: a.Threshold,
+		d := Decision{Time: g.now(), Job: j.ID, App: j.App.String(), Advice: a.Advice, Score: a.Score, Threshold: a.Threshold,
 			Reason: a.Reason, AdviceMS: float64(took.Microseconds()) / 1e3}
 		if ours {
 			d.HeldS = held.Seconds()
@@ -298,14 +310,16 @@ func (g *Gate) Pass(ctx context.Context) error {
 			}
 		}
 		// A job let run that still waits for nodes is asked again every
-		// pass (it is held if the load rises) but logged once.
-		// A held job's unchanged "keep" is logged every KeepLogEvery.
+		// pass (it is held if the load rises) but logged once, also when
+		// the advice keeps failing: "run" asks nothing of the scheduler,
+		// and a log line per pass while Prometheus is down says nothing
+		// new. A held job's unchanged "keep" is logged every KeepLogEvery.
 		prev := g.seen[j.ID]
 		letRun := prev == "run" || prev == "release"
 		switch {
+		case d.Action == "run" && letRun:
 		case d.Error != "":
 			g.log(d)
-		case d.Action == "run" && letRun:
 		case d.Action == "keep" && prev == "keep" && now.Sub(g.keepLogged[j.ID]) < g.keepEvery():
 		default:
 			g.log(d)
@@ -332,14 +346,24 @@ func (g *Gate) deferred(ctx context.Context, j Job, now time.Time, running []aid
 		g.waitSince[j.ID] = now
 	}
 	held := now.Sub(since)
+	prev := g.seen[j.ID]
+	if prev == "run" || prev == "release" {
+		// Let start already; Slurm shows the begin time until its next
+		// pass. Started again (harmless), neither asked about nor
+		// logged again.
+		if err := g.Sched.StartNow(ctx, j.ID); err != nil {
+			g.log(Decision{Time: now, Job: j.ID, App: j.App.String(), Action: prev, HeldS: held.Seconds(),
+				Reason: "starting it again", Error: err.Error()})
+		}
+		return
+	}
 	a, took, err := g.advise(j.App, now, held, running)
-	d := Decision{Time: now, Job: j.ID, App: j.App.String(), Advice: a.Advice, Score: a.Score, Threshold: a.Threshold,
+	d := Decision{Time: g.now(), Job: j.ID, App: j.App.String(), Advice: a.Advice, Score: a.Score, Threshold: a.Threshold,
 		Reason: a.Reason, AdviceMS: float64(took.Microseconds()) / 1e3, HeldS: held.Seconds()}
 	start := err != nil || a.Advice != "delay" || (g.MaxHold > 0 && held >= g.MaxHold)
 	if err != nil {
 		d.Error, d.Reason = err.Error(), "fail open: no advice"
 	}
-	prev := g.seen[j.ID]
 	switch {
 	case start:
 		d.Action = "release"

@@ -45,6 +45,9 @@ func aidGate(args []string, stdout, stderr io.Writer) error {
 	if !(*slow >= 1) || *window <= 0 || *windows <= 0 || *interval <= 0 {
 		return fmt.Errorf("--slowdown must be at least 1; --window, --windows and --interval positive")
 	}
+	// An advice given up on at --timeout does not leave its request to
+	// a hung Prometheus open for the default 5 minutes.
+	f.Prometheus.Timeout = *timeout
 	_, k, err := readKnowledge(*kbDir)
 	if err != nil {
 		return err

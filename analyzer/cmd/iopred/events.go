@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -17,7 +18,7 @@ func init() {
 	register(&command{
 		name:    "events",
 		usage:   "[--op OP,...] [--path GLOB] TRACE|DIR...",
-		summary: "print every event as one JSON object per line (status 1 after a truncated or corrupt trace)",
+		summary: "print every event, and every region of the application's own work a DFTracer trace records (layer \"region\"), as one JSON object per line (status 1 after a truncated or corrupt trace)",
 		run:     runEvents,
 	})
 }
@@ -55,6 +56,31 @@ func (f *eventFilter) match(e *tracefmt.Event) bool {
 		return full || (base && e.Path != "")
 	}
 	return true
+}
+
+// matchRegion selects a region by its name as an operation; regions name
+// no file, so a path filter leaves them out.
+func (f *eventFilter) matchRegion(g *tracefmt.Region) bool {
+	return (f.ops == nil || f.ops[g.Name]) && f.glob == ""
+}
+
+// appendRegion appends a region as one JSON object with the fields an
+// event's line has where they apply: layer "region", op its name, cat its
+// category, args its arguments.
+func appendRegion(b []byte, g *tracefmt.Region, h tracefmt.Header) []byte {
+	line := struct {
+		Layer   string            `json:"layer"`
+		Op      string            `json:"op"`
+		Cat     string            `json:"cat"`
+		StartNs int64             `json:"start_ns"`
+		EndNs   int64             `json:"end_ns"`
+		Tid     int32             `json:"tid"`
+		PID     int               `json:"pid"`
+		Rank    *int              `json:"rank"`
+		Args    map[string]string `json:"args,omitempty"`
+	}{"region", g.Name, g.Category, g.StartNs, g.EndNs, g.Tid, h.PID, h.Rank, g.Args}
+	out, _ := json.Marshal(line) // strings and numbers only: cannot fail
+	return append(b, out...)
 }
 
 func runEvents(args []string, stdout, stderr io.Writer) error {
@@ -125,10 +151,14 @@ func printEvents(out *bufio.Writer, path string, filter *eventFilter) error {
 		if err != nil {
 			return err
 		}
-		if rec.Event == nil || !filter.match(rec.Event) {
+		switch {
+		case rec.Region != nil && filter.matchRegion(rec.Region):
+			line = appendRegion(line[:0], rec.Region, r.Header())
+		case rec.Event != nil && filter.match(rec.Event):
+			line = rec.Event.AppendJSON(line[:0])
+		default:
 			continue
 		}
-		line = rec.Event.AppendJSON(line[:0])
 		line = append(append(line[:len(line)-1], ppid...), "}\n"...)
 		if _, err := out.Write(line); err != nil {
 			return fmt.Errorf("%w: %v", errWrite, err)

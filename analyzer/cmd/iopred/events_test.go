@@ -159,3 +159,49 @@ func TestSummaryAndContextsCommands(t *testing.T) {
 		t.Errorf("contexts without a trace: exit %d, want 2", code)
 	}
 }
+
+// TestEventsRegions proves that `iopred events` prints the regions of a
+// DFTracer trace (layer "region", op its name, cat its category, its
+// arguments, its process and parent) in the trace's order among the
+// calls, that --op selects them by name, and that --path, which names
+// files, leaves them out.
+func TestEventsRegions(t *testing.T) {
+	path := filepath.Join("..", "..", "..", "tracefmt", "dftracer", "testdata", "v2-8100.pfw")
+	for _, c := range []struct {
+		name  string
+		args  []string
+		lines []string // op per line
+	}{
+		{"all", nil, []string{"epoch", "open64", "read", "step", "read", "read", "close"}},
+		{"by op", []string{"--op", "step,close"}, []string{"step", "close"}},
+		{"by path", []string{"--path", "*.npz"}, []string{"open64", "read", "read", "read", "close"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			if code := runMain(append([]string{"events", path}, c.args...), &out, &errb); code != 0 {
+				t.Fatalf("status %d: %s", code, errb.String())
+			}
+			var ops []string
+			for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+				var e struct {
+					Layer, Op, Cat string
+					StartNs        int64 `json:"start_ns"`
+					EndNs          int64 `json:"end_ns"`
+					PID, PPID, Tid int
+					Args           map[string]string
+				}
+				if err := json.Unmarshal([]byte(line), &e); err != nil {
+					t.Fatalf("%v: %s", err, line)
+				}
+				ops = append(ops, e.Op)
+				if e.Op == "step" && (e.Layer != "region" || e.Cat != "PyTorch" || e.StartNs != 1_300_000 || e.EndNs != 2_200_000 ||
+					e.PID != 8100 || e.PPID != 8000 || e.Tid != 8100 || e.Args["step"] != "1") {
+					t.Errorf("step: %s", line)
+				}
+			}
+			if strings.Join(ops, " ") != strings.Join(c.lines, " ") {
+				t.Errorf("ops %v, want %v", ops, c.lines)
+			}
+		})
+	}
+}

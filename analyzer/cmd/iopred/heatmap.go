@@ -20,12 +20,14 @@ type heatmapSignal struct {
 	binWidth float64 // seconds: the time resolution
 	layers   []string
 	logs     []string
+	dxt      bool // some log has DXT segments, left aside (--signal heatmap)
 }
 
 // heatmapSources returns the heatmap signal when every input is a Darshan
-// log without DXT segments and with heatmaps; nil otherwise, and the
-// analyses take their usual path.
-func heatmapSources(paths []string, mode ftio.Mode) (*heatmapSignal, error) {
+// log without DXT segments and with heatmaps (with withDXT, logs with
+// DXT segments too, whose heatmaps are then read instead); nil otherwise,
+// and the analyses take their usual path.
+func heatmapSources(paths []string, mode ftio.Mode, withDXT bool) (*heatmapSignal, error) {
 	names, err := tracefmt.Discover(paths...)
 	if err != nil || len(names) == 0 {
 		return nil, nil
@@ -43,9 +45,10 @@ func heatmapSources(paths []string, mode ftio.Mode) (*heatmapSignal, error) {
 	sig := &heatmapSignal{logs: logs}
 	for _, file := range logs {
 		l, _ := darshan.Open(file)
-		if l == nil || len(l.DXT) > 0 || len(l.Heatmaps) == 0 {
+		if l == nil || (len(l.DXT) > 0 && !withDXT) || len(l.Heatmaps) == 0 {
 			return nil, nil
 		}
+		sig.dxt = sig.dxt || len(l.DXT) > 0
 		top := "POSIX"
 		for _, h := range l.Heatmaps {
 			if h.Layer == "MPIIO" {
@@ -86,8 +89,12 @@ func runPeriodHeatmap(sig *heatmapSignal, opt ftio.Options, fsSet, asJSON bool, 
 	if !fsSet {
 		opt.Fs = 1 / sig.binWidth
 	}
-	what := fmt.Sprintf("Darshan HEATMAP (%s), bins of %.4g s: no DXT in %s, so periods shorter than two bins (%.4g s) cannot be seen",
-		strings.Join(sig.layers, " and "), sig.binWidth, strings.Join(sig.logs, ", "), 2*sig.binWidth)
+	why := "no DXT in"
+	if sig.dxt {
+		why = "DXT left aside (--signal heatmap) in"
+	}
+	what := fmt.Sprintf("Darshan HEATMAP (%s), bins of %.4g s: %s %s, so periods shorter than two bins (%.4g s) cannot be seen",
+		strings.Join(sig.layers, " and "), sig.binWidth, why, strings.Join(sig.logs, ", "), 2*sig.binWidth)
 	res, err := ftio.AnalyzeSources(sig.srcs, opt)
 	if err != nil {
 		return fmt.Errorf("%s: %w", what, err)

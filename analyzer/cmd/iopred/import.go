@@ -92,7 +92,9 @@ func runImport(args []string, stdout, stderr io.Writer) error {
 			case err != nil:
 				readErrs = append(readErrs, err)
 			}
-			if n.written {
+			if n.written && n.regions > 0 {
+				fmt.Fprintf(stdout, "%s: %d events, %d counter records, %d regions\n", dest, n.events, n.counters, n.regions)
+			} else if n.written {
 				fmt.Fprintf(stdout, "%s: %d events, %d counter records\n", dest, n.events, n.counters)
 			}
 		}
@@ -126,6 +128,7 @@ func importName(name string) string {
 type importCounts struct {
 	written          bool
 	events, counters int
+	regions          int // spans of the application's own work
 }
 
 // importTrace copies the records of one trace into an iopred trace at
@@ -162,6 +165,9 @@ func importTrace(name, dest string) (n importCounts, err error) {
 			return w.Event(rec.Event)
 		case rec.Proc != nil:
 			return w.Proc(*rec.Proc)
+		case rec.Region != nil:
+			n.regions++
+			return w.Region(rec.Region)
 		case rec.Footer != nil:
 			return w.Close(*rec.Footer)
 		}

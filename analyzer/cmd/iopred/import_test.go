@@ -353,8 +353,9 @@ func heatmapRecord(bo binary.AppendByteOrder, id uint64, rank int64, width float
 // that has heatmaps and no DXT, says the time resolution it had, and finds
 // the period DXT gives on the same run: a log of checkpoints every 2 s
 // (4 writes of 2 MiB each) with both DXT and a heatmap of 0.2 s bins
-// binned from the same calls, read once whole (DXT) and once without its
-// DXT module (heatmap alone).
+// binned from the same calls, read once whole (DXT), once without its
+// DXT module (heatmap alone), and once whole with --signal heatmap, which
+// reads the heatmap beside DXT.
 func TestPeriodFromHeatmap(t *testing.T) {
 	le := binary.LittleEndian
 	var writes []darshantest.Segment
@@ -371,14 +372,18 @@ func TestPeriodFromHeatmap(t *testing.T) {
 	heat := darshantest.Module{Slot: 15, Version: 1, Data: heatmapRecord(le, 6, 0, width, bins, make([]int64, len(bins)))}
 	dxt := darshantest.Module{Slot: 10, Version: 2, Data: darshantest.DXT(le, 5, 0, "n1", writes, nil, true)}
 	periods := map[string]float64{}
-	for name, mods := range map[string][]darshantest.Module{"dxt": {dxt, heat}, "heatmap": {heat}} {
+	for name, mods := range map[string][]darshantest.Module{"dxt": {dxt, heat}, "heatmap": {heat}, "both, --signal heatmap": {dxt, heat}} {
 		spec := darshantest.Log{Order: le, UID: 1, JobID: 9, NProcs: 1, StartSec: 1700000000, EndSec: 1700000044,
 			Exe: "/bin/ckpt", Names: map[uint64]string{5: "/scratch/ckpt", 6: "heatmap:POSIX"}, Modules: mods}
-		log := filepath.Join(t.TempDir(), name+".darshan")
+		log := filepath.Join(t.TempDir(), "ckpt.darshan")
 		if err := os.WriteFile(log, spec.Bytes(), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		code, out, errOut := run("period", "--json", log)
+		args := []string{"period", "--json", log}
+		if strings.Contains(name, "--signal heatmap") {
+			args = append(args, "--signal", "heatmap")
+		}
+		code, out, errOut := run(args...)
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", name, code, errOut)
 		}
@@ -394,7 +399,7 @@ func TestPeriodFromHeatmap(t *testing.T) {
 			t.Fatalf("%s: no period: %s", name, out)
 		}
 		periods[name] = *res.PeriodS
-		if name == "heatmap" && (res.Signal != "heatmap" || res.ResolutionS != width) {
+		if name != "dxt" && (res.Signal != "heatmap" || res.ResolutionS != width) {
 			t.Errorf("heatmap: signal %q at %v s", res.Signal, res.ResolutionS)
 		}
 		if name == "dxt" && res.Signal == "heatmap" {
@@ -402,6 +407,9 @@ func TestPeriodFromHeatmap(t *testing.T) {
 		}
 	}
 	t.Logf("period from DXT %.4f s, from the heatmap %.4f s", periods["dxt"], periods["heatmap"])
+	if periods["both, --signal heatmap"] != periods["heatmap"] {
+		t.Errorf("the heatmap of the log with DXT gives %.4f s, alone %.4f s", periods["both, --signal heatmap"], periods["heatmap"])
+	}
 	for name, p := range periods {
 		if math.Abs(p-2)/2 > 0.05 {
 			t.Errorf("%s: period %.4f s, want 2 s within 5%%", name, p)
@@ -411,7 +419,7 @@ func TestPeriodFromHeatmap(t *testing.T) {
 
 // TestDFTracerWithoutMetadata proves that a DFTracer trace recorded with
 // its default settings (no sizes, no paths) is summarised with a note
-// saying so, not silently as 0 bytes.
+// saying so, once for the job, not silently as 0 bytes.
 func TestDFTracerWithoutMetadata(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "bare.pfw")
 	lines := `[
@@ -427,7 +435,44 @@ func TestDFTracerWithoutMetadata(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	if !strings.Contains(out, "DFTracer recorded no sizes and file paths for the 3 I/O calls of process 7 (traced without DFTRACER_INC_METADATA=1)") {
+	if !strings.Contains(out, "DFTracer recorded no sizes and file paths for the I/O calls (traced without DFTRACER_INC_METADATA=1)") {
 		t.Errorf("no note of the missing metadata:\n%s", out)
+	}
+}
+
+// TestPeriodHeatmapAgainstDXTOnARealLog proves, on a log Darshan 3.5.0's
+// runtime wrote (tests/interop/darshan/iopred/ckpt.c: 4 MiB written every
+// 0.5 s for 20 s, with DXT and the default heatmap of 0.2 s bins), that
+// the period from the heatmap is the one DXT gives, within the heatmap's
+// resolution, and both the program's 0.5 s within 2%.
+func TestPeriodHeatmapAgainstDXTOnARealLog(t *testing.T) {
+	log := interop.Path(t, "darshan/iopred/ckpt-dxt-heatmap.darshan")
+	periods := map[string]float64{}
+	for _, signal := range []string{"auto", "heatmap"} {
+		code, out, errOut := run("period", "--json", "--signal", signal, log)
+		if code != 0 {
+			t.Fatalf("--signal %s: exit %d: %s", signal, code, errOut)
+		}
+		var res struct {
+			Signal      string   `json:"signal"`
+			ResolutionS float64  `json:"time_resolution_s"`
+			PeriodS     *float64 `json:"period_s"`
+		}
+		if err := json.Unmarshal([]byte(out), &res); err != nil {
+			t.Fatal(err)
+		}
+		if res.PeriodS == nil || (signal == "heatmap") != (res.Signal == "heatmap" && res.ResolutionS == 0.2) {
+			t.Fatalf("--signal %s: %s", signal, out)
+		}
+		periods[signal] = *res.PeriodS
+	}
+	t.Logf("period from DXT %.4f s, from the heatmap (0.2 s bins) %.4f s", periods["auto"], periods["heatmap"])
+	for signal, p := range periods {
+		if math.Abs(p-0.5)/0.5 > 0.02 {
+			t.Errorf("--signal %s: period %.4f s, want 0.5 s within 2%%", signal, p)
+		}
+	}
+	if math.Abs(periods["auto"]-periods["heatmap"]) > 0.2 {
+		t.Errorf("DXT's period %.4f s and the heatmap's %.4f s differ by more than a bin", periods["auto"], periods["heatmap"])
 	}
 }

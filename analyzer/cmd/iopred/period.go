@@ -20,7 +20,7 @@ import (
 func init() {
 	register(&command{
 		name:    "period",
-		usage:   "[--signal auto|job|ftio] [--mode write|read|both] [--fs HZ] [--tol X] [--layer posix|mpiio] [--top N] [--fit N] [--start S] [--end S] [--json] [--online] [--per-process] [--plot OUT.svg|.png|.html] [--jobs N] TRACE|DIR...",
+		usage:   "[--signal auto|job|ftio|heatmap] [--mode write|read|both] [--fs HZ] [--tol X] [--layer posix|mpiio] [--top N] [--fit N] [--start S] [--end S] [--json] [--online] [--per-process] [--plot OUT.svg|.png|.html] [--jobs N] TRACE|DIR...",
 		summary: "FTIO periodicity of the I/O: the job's bandwidth on iopred traces, FTIO's sampling on FTIO's JSON, JSON lines, MessagePack",
 		run:     runPeriod,
 	})
@@ -39,7 +39,7 @@ func runPeriod(args []string, stdout, stderr io.Writer) error {
 	online := fs.Bool("online", false, "replay the trace as if it grew, predicting at the end of every I/O phase")
 	perProcess := fs.Bool("per-process", false, "analyse every trace file on its own instead of merging them into the application's signal")
 	plot := fs.String("plot", "", "write the signal and the spectrum to `FILE` (.svg, .png or .html)")
-	signal := fs.String("signal", "auto", "which signal: job (every process's bytes spread over each request's duration on one time grid, FTIO at several resolutions, the period checked against its multiples), ftio (FTIO's sampling, --fs and --average), or auto: job for iopred, Darshan and DFTracer traces, ftio for FTIO's inputs or when an FTIO sampling option is given")
+	signal := fs.String("signal", "auto", "which signal: job (every process's bytes spread over each request's duration on one time grid, FTIO at several resolutions, the period checked against its multiples), ftio (FTIO's sampling, --fs and --average), heatmap (a Darshan log's HEATMAP bins, even when it has DXT: to compare the two), or auto: job for iopred, Darshan and DFTracer traces, a Darshan log's heatmaps when it has no DXT, ftio for FTIO's inputs or when an FTIO sampling option is given")
 	jobView := fs.Bool("job", false, "the same as --signal job")
 	top := fs.Int("top", 0, "also list the `N` strongest frequencies of the spectrum (FTIO's -n)")
 	layer := fs.String("layer", "", "FTIO's sampling of iopred traces and Darshan DXT logs: take only the `posix` (POSIX and stdio, those inside MPI-IO calls too) or the `mpiio` records; unset, every byte once")
@@ -75,8 +75,10 @@ func runPeriod(args []string, stdout, stderr io.Writer) error {
 		modes = strings.Split(*ftioModes, ",")
 	}
 	// A Darshan log without DXT may still hold heatmaps.
-	if sig, _ := heatmapSources(paths, mode); sig != nil {
+	if sig, _ := heatmapSources(paths, mode, *signal == "heatmap"); sig != nil {
 		return runPeriodHeatmap(sig, opt, set["fs"], *asJSON, stdout)
+	} else if *signal == "heatmap" {
+		return fmt.Errorf("--signal heatmap: not every input is a Darshan log with HEATMAP records")
 	}
 	if err := tracefmt.CheckTimeResolved(paths...); err != nil {
 		return err

@@ -1,0 +1,70 @@
+package iosi
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestAlignedTimeLineAndShape proves what burst-by-burst alignment
+// promises on runs stretched unevenly by contention: the signature
+// follows the least-stretched run's time line (its bursts start where
+// that run's did, late bursts included), keeps every burst the runs
+// share and no foreign one, and gives each burst its own bytes even
+// where another job's burst sits on it in one run or in the time line's
+// run itself.
+func TestAlignedTimeLineAndShape(t *testing.T) {
+	const step, vol, rate = 5.0, 5e11, 5e9
+	starts := []float64{600, 2400, 4200} // in the run alone
+	stretches := []float64{1.00, 1.03, 1.06, 1.09, 1.12, 1.30, 1.05}
+	rng := rand.New(rand.NewPCG(7, 7))
+	var samples []Sample
+	put := func(w []float64, at, bytes, r float64) {
+		for t := at; t < at+bytes/r; t += step {
+			if k := int(t / step); k < len(w) {
+				w[k] += r
+			}
+		}
+	}
+	for i, st := range stretches {
+		n := int(5000 * st / step)
+		w, r := make([]float64, n), make([]float64, n)
+		for k := range w {
+			w[k] = 2e8 + 2e7*rng.Float64()
+			r[k] = 1e8 + 1e7*rng.Float64()
+		}
+		for _, at := range starts {
+			put(w, at*st, vol, rate/(1+(st-1)*rng.Float64()))
+		}
+		switch i {
+		case 0: // the least-stretched run: a foreign burst on its second
+			put(w, 2400-50, 8e11, 4e9)
+		case 2: // another job's burst on this run's last one
+			put(w, 4200*1.06+20, 9e11, 6e9)
+		case 4: // a foreign burst alone
+			put(w, 3300*1.12, 5e11, 5e9)
+		}
+		samples = append(samples, Sample{JobID: fmt.Sprint("run", i), StepS: step, Write: w, Read: r})
+	}
+	o := Default()
+	o.BurstAlign = true
+	sig, err := Extract(samples, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sig.Reference != "run0" {
+		t.Errorf("time line from %s, want run0 (the least stretched)", sig.Reference)
+	}
+	if len(sig.Bursts) != len(starts) {
+		t.Fatalf("%d bursts, want %d: %+v", len(sig.Bursts), len(starts), sig.Bursts)
+	}
+	for k, b := range sig.Bursts {
+		if math.Abs(b.StartS-starts[k]) > 2*step {
+			t.Errorf("burst %d starts at %.0f s, want %.0f (the least-stretched run's)", k, b.StartS, starts[k])
+		}
+		if v := b.WriteBytes + b.ReadBytes; math.Abs(v-vol) > 0.1*vol {
+			t.Errorf("burst %d moves %.3g bytes, want %.3g within 10%% (a foreign burst leaked in)", k, v, vol)
+		}
+	}
+}
