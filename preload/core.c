@@ -1,6 +1,7 @@
 /* Start-up, configuration, the per-call guard and the process calls
  * (fork, exec) of libiopred.so. */
 #include "iop.h"
+#include "prefetch.h"
 #include "unwind.h"
 
 #include <dlfcn.h>
@@ -260,6 +261,7 @@ static void iop_read_config(void) {
   iop_cfg.ctx_depth = (int)iop_env_long("IOPRED_CONTEXT_DEPTH", 16, 0, 64);
   iop_cfg.flush_bytes = iop_env_long("IOPRED_FLUSH_BYTES", 1 << 20, 4096, 1L << 30);
   iop_cfg.flush_ms = iop_env_long("IOPRED_FLUSH_MS", 1000, 10, 3600 * 1000);
+  iop_pf_config();
   /* A trace holds the command line, the host and every path the program
    * touched: private by default, readable by the group when the site or
    * the user says so (Darshan's group-readable logs). */
@@ -480,6 +482,9 @@ static void iop_child_after_fork(void) {
   iop_tid = 0; /* the forking thread's cached id is the parent's */
   if (iop_state != IOP_ACTIVE) return;
   iop_in = 0;  /* a fork from a signal handler that interrupted iopred */
+  /* A child's counters have no footer to go to (its spill is converted
+   * by the parent), and its detectors are copies of the parent's. */
+  iop_pf_on = 0;
   iop_files_after_fork();
   iop_unwind_after_fork();
   iop_ring_after_fork();

@@ -6,6 +6,7 @@
  * Everything here runs inside the reentrancy guard, so a short spin lock
  * can never be taken twice by one thread, even from a signal handler. */
 #include "iop.h"
+#include "prefetch.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -168,6 +169,8 @@ struct iop_ofd {
   uint32_t file;
   uint8_t append;
   uint8_t seekable;
+  uint8_t direct;    /* O_DIRECT: the page cache is not in the reads' way */
+  struct iop_pf *pf; /* the prefetch detector (prefetch.c), made at the first read */
 };
 
 #define IOP_MAX_FD 65536
@@ -185,7 +188,7 @@ static struct iop_ofd *ofd_free[IOP_OFD_CAP];
 static int ofd_free_n, ofd_fresh;
 static iop_spin ofd_lock;
 
-static struct iop_ofd *ofd_new(uint32_t file, int64_t offset, int append, int seekable) {
+static struct iop_ofd *ofd_new(uint32_t file, int64_t offset, int append, int seekable, int direct) {
   spin_lock(&ofd_lock);
   struct iop_ofd *o = NULL;
   if (ofd_free_n > 0)
@@ -199,12 +202,14 @@ static struct iop_ofd *ofd_new(uint32_t file, int64_t offset, int append, int se
   o->file = file;
   o->append = (uint8_t)append;
   o->seekable = (uint8_t)seekable;
+  o->direct = (uint8_t)direct;
   return o;
 }
 
 static void ofd_put(struct iop_ofd *o) {
   if (!o || o == &not_recorded) return;
   if (atomic_fetch_sub(&o->refs, 1) != 1) return;
+  if (o->pf) iop_pf_close(o->pf);
   spin_lock(&ofd_lock);
   ofd_free[ofd_free_n++] = o;
   spin_unlock(&ofd_lock);
@@ -244,7 +249,7 @@ static struct iop_ofd *classify(int fd) {
   if (!is_own_trace(path)) {
     int64_t off = (int64_t)syscall(SYS_lseek, fd, 0, SEEK_CUR);
     int flags = (int)syscall(SYS_fcntl, fd, F_GETFL);
-    o = ofd_new(file_id(path), off, flags >= 0 && (flags & O_APPEND), off >= 0);
+    o = ofd_new(file_id(path), off, flags >= 0 && (flags & O_APPEND), off >= 0, flags >= 0 && (flags & O_DIRECT));
     if (!o) return NULL;
   }
   struct iop_ofd *expected = NULL;
@@ -287,10 +292,26 @@ IOP_HIDDEN void iop_pre_fd(struct iop_call *c, int fd, int64_t size, int64_t off
   c->aux = fd;
 }
 
+/* is_read tells the reads among the calls iop_post_rw sees. */
+static inline int is_read(int op) {
+  switch (op) {
+  case IOP_OP_read: case IOP_OP___read_chk: case IOP_OP_readv:
+  case IOP_OP_pread: case IOP_OP_pread64: case IOP_OP___pread_chk: case IOP_OP___pread64_chk:
+  case IOP_OP_preadv: case IOP_OP_preadv64: case IOP_OP_preadv2: case IOP_OP_preadv64v2:
+    return 1;
+  }
+  return 0;
+}
+
 IOP_HIDDEN void iop_post_rw(struct iop_call *c, int fd, int64_t r, int positional) {
   if (!c->file) return;
   c->record = 1;
   c->bytes = r > 0 ? r : 0;
+  /* One test of a word read once at start when prefetching is off. */
+  if (IOP_UNLIKELY(iop_pf_on) && r > 0 && c->offset >= 0 && c->ofd && is_read(c->op)) {
+    struct iop_ofd *o = c->ofd;
+    if (!o->direct) iop_pf_read(&o->pf, fd, o->file, c->offset, r);
+  }
   if (positional || r < 0) return;
   struct iop_ofd *o = c->ofd;
   if (!o || !o->seekable) return;
@@ -374,7 +395,7 @@ static void track_open(struct iop_call *c, int dirfd, const char *path, int flag
     return;
   }
   uint32_t id = file_id(abs);
-  struct iop_ofd *o = id ? ofd_new(id, 0, (flags & O_APPEND) != 0, regular) : NULL;
+  struct iop_ofd *o = id ? ofd_new(id, 0, (flags & O_APPEND) != 0, regular, (flags & O_DIRECT) != 0) : NULL;
   fd_set_entry(fd, o);
   if (!o) return;
   note_fd(id, fd);
@@ -408,6 +429,16 @@ IOP_HIDDEN void iop_post_copy(struct iop_call *c, int fd_in, int in_positional, 
   c->record = 1;
 }
 
+/* iop_files_pf_finish writes off the prefetched ranges of every open
+ * file: the process ends (or execs). */
+IOP_HIDDEN void iop_files_pf_finish(void) {
+  spin_lock(&ofd_lock);
+  int n = ofd_fresh;
+  spin_unlock(&ofd_lock);
+  for (int i = 0; i < n; i++)
+    if (ofd_pool[i].pf) iop_pf_finish(ofd_pool[i].pf);
+}
+
 IOP_HIDDEN int64_t iop_fd_offset(int fd) {
   struct iop_ofd *o = lookup(fd);
   return o ? atomic_load(&o->offset) : -1;
@@ -434,6 +465,7 @@ IOP_HIDDEN void iop_pre_stream(struct iop_call *c, FILE *fp, int64_t size) {
   struct iop_ofd *o = lookup(fd);
   if (!o) return;
   c->file = o->file;
+  c->ofd = o;
   c->offset = o->seekable ? stream_pos(fp) : -1;
 }
 
@@ -446,6 +478,11 @@ IOP_HIDDEN void iop_post_stream(struct iop_call *c, FILE *fp, int64_t bytes) {
   if (bytes >= 0) {
     c->bytes = bytes;
     if (bytes < c->size && ferror(fp)) c->failed = 1;
+    if (IOP_UNLIKELY(iop_pf_on) && bytes > 0 && c->offset >= 0 && c->ofd &&
+        (c->op == IOP_OP_fread || c->op == IOP_OP___fread_chk)) {
+      struct iop_ofd *o = c->ofd;
+      if (!o->direct) iop_pf_read(&o->pf, fileno(fp), o->file, c->offset, bytes);
+    }
   } else if (bytes == -2 && c->offset >= 0) {
     int64_t now = stream_pos(fp);
     c->bytes = now >= c->offset ? now - c->offset : 0;

@@ -31,6 +31,7 @@ func init() {
 	// GOMAXPROCS is set to 1 by preload/internal/early, before the other
 	// packages initialise.
 	//
+	initPrefetch()
 	// Package initialisers run last in the runtime's start: from now on
 	// C threads may call into Go.
 	C.iop_go_ready_set()

@@ -252,6 +252,9 @@ func (s *session) write(c *batchEvent) error {
 	observe(e)
 	observePeriod(e)
 	observeJob(e)
+	if prefetch != nil {
+		prefetch.noteRead(e)
+	}
 	return nil
 }
 
@@ -285,13 +288,17 @@ func (s *session) finish(reason string) {
 	if err := saveModel(); err != nil {
 		fmt.Fprintf(os.Stderr, "iopred: IOPRED_MODEL: %v\n", err)
 	}
+	if err := prefetch.save(); err != nil {
+		fmt.Fprintf(os.Stderr, "iopred: %s: %v\n", readsPath(), err)
+	}
 	err := s.w.Close(tracefmt.Footer{
-		Reason:  reason,
-		EndNs:   int64(C.iop_now()) - s.anchor,
-		Events:  s.events,
-		Bytes:   s.bytes,
-		Dropped: uint64(C.iop_dropped()),
-		Model:   modelSummary(),
+		Reason:   reason,
+		EndNs:    int64(C.iop_now()) - s.anchor,
+		Events:   s.events,
+		Bytes:    s.bytes,
+		Dropped:  uint64(C.iop_dropped()),
+		Model:    modelSummary(),
+		Prefetch: prefetch.counters(),
 	})
 	// No fsync: the page cache outlives the process, and a sync at exit
 	// would cost the program milliseconds.

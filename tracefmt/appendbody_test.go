@@ -16,7 +16,7 @@ func TestAppendBodyKnowsEveryField(t *testing.T) {
 		v      any
 		fields int
 	}{
-		{Header{}, 19}, {File{}, 2}, {Context{}, 2}, {Frame{}, 3}, {Proc{}, 5}, {Footer{}, 6}, {indexedContext{}, 2},
+		{Header{}, 19}, {File{}, 2}, {Context{}, 2}, {Frame{}, 3}, {Proc{}, 5}, {Footer{}, 7}, {Prefetch{}, 9}, {indexedContext{}, 2},
 	} {
 		if n := reflect.TypeOf(c.v).NumField(); n != c.fields {
 			t.Errorf("%T has %d fields, appendBody writes %d: teach appendBody the new ones", c.v, n, c.fields)
@@ -113,6 +113,13 @@ func TestAppendBodyAsJSON(t *testing.T) {
 					vals := []any{nil, true, false, randString(rng), rng.Intn(1 << 30), int64(-rng.Int63()), uint64(rng.Uint64()),
 						uint32(rng.Uint32()), int32(rng.Int31()), uint(rng.Uint32()), randFloat(rng), -randFloat(rng)}
 					f.Model[randString(rng)] = vals[rng.Intn(len(vals))]
+				}
+			}
+			if rng.Intn(2) == 0 {
+				f.Prefetch = &Prefetch{Reads: rng.Uint64(), Covered: rng.Uint64(), PrefetchedBytes: rng.Uint64(), UsedBytes: rng.Uint64(),
+					WastedBytes: rng.Uint64(), Calls: rng.Uint64(), Misses: uint64(rng.Intn(3))}
+				if rng.Intn(2) == 0 {
+					f.Prefetch.Capped, f.Prefetch.TableFiles = uint64(rng.Intn(5)), rng.Intn(5)
 				}
 			}
 			v = f

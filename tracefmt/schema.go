@@ -188,6 +188,29 @@ type Footer struct {
 	Dropped uint64 `json:"dropped"` // events lost (drop mode only)
 	// Model is the per-process model's summary, if a model ran.
 	Model map[string]any `json:"model,omitempty"`
+	// Prefetch is what the library's prefetching did, when it was on
+	// (IOPRED_PREFETCH=1).
+	Prefetch *Prefetch `json:"prefetch,omitempty"`
+}
+
+// Prefetch counts the library's prefetching in one process: ranges it
+// asked the kernel for ahead of the reads (posix_fadvise WILLNEED), and
+// what the reads made of them.
+type Prefetch struct {
+	Reads   uint64 `json:"reads"`   // reads seen while prefetching was on
+	Covered uint64 `json:"covered"` // reads whose every byte had been prefetched
+	// PrefetchedBytes were asked for; UsedBytes of them a later read fell
+	// on; WastedBytes no read used by the file's close or the process's
+	// end. PrefetchedBytes = UsedBytes + WastedBytes.
+	PrefetchedBytes uint64 `json:"prefetched_bytes"`
+	UsedBytes       uint64 `json:"used_bytes"`
+	WastedBytes     uint64 `json:"wasted_bytes"`
+	Calls           uint64 `json:"calls"`            // posix_fadvise calls
+	Misses          uint64 `json:"misses"`           // predicted reads that did not come
+	Capped          uint64 `json:"capped,omitempty"` // predictions left out by the per-process bound
+	// TableFiles is how many files had an earlier run's read sequence to
+	// follow (IOPRED_MODEL).
+	TableFiles int `json:"table_files,omitempty"`
 }
 
 // Counters are one file's totals over a run, from a tool that counts

@@ -895,6 +895,31 @@ func appendBody(b []byte, v any) (_ []byte, ok bool) {
 			}
 			b = append(b, '}')
 		}
+		if p := r.Prefetch; p != nil {
+			b = append(b, `,"prefetch":{"reads":`...)
+			b = strconv.AppendUint(b, p.Reads, 10)
+			b = append(b, `,"covered":`...)
+			b = strconv.AppendUint(b, p.Covered, 10)
+			b = append(b, `,"prefetched_bytes":`...)
+			b = strconv.AppendUint(b, p.PrefetchedBytes, 10)
+			b = append(b, `,"used_bytes":`...)
+			b = strconv.AppendUint(b, p.UsedBytes, 10)
+			b = append(b, `,"wasted_bytes":`...)
+			b = strconv.AppendUint(b, p.WastedBytes, 10)
+			b = append(b, `,"calls":`...)
+			b = strconv.AppendUint(b, p.Calls, 10)
+			b = append(b, `,"misses":`...)
+			b = strconv.AppendUint(b, p.Misses, 10)
+			if p.Capped != 0 {
+				b = append(b, `,"capped":`...)
+				b = strconv.AppendUint(b, p.Capped, 10)
+			}
+			if p.TableFiles != 0 {
+				b = append(b, `,"table_files":`...)
+				b = strconv.AppendInt(b, int64(p.TableFiles), 10)
+			}
+			b = append(b, '}')
+		}
 		return append(b, '}'), true
 	}
 	return b, false

@@ -64,6 +64,9 @@ type Report struct {
 	// record (a DFTracer trace's functions, epochs, steps), by category
 	// and name, longest in total first.
 	Regions []RegionStats `json:"regions,omitempty"`
+	// Prefetch sums the processes' prefetch counters, nil when no process
+	// prefetched.
+	Prefetch *tracefmt.Prefetch `json:"prefetch,omitempty"`
 }
 
 // RegionStats are the regions of one category and name over the traces.
@@ -78,6 +81,30 @@ type RegionStats struct {
 	// one's end, from the job's start.
 	FirstNs   int64 `json:"first_ns"`
 	LastEndNs int64 `json:"last_end_ns"`
+}
+
+// prefetchTotal sums the processes' prefetch counters.
+func prefetchTotal(procs []Process) *tracefmt.Prefetch {
+	var t *tracefmt.Prefetch
+	for _, p := range procs {
+		q := p.Prefetch
+		if q == nil {
+			continue
+		}
+		if t == nil {
+			t = &tracefmt.Prefetch{}
+		}
+		t.Reads += q.Reads
+		t.Covered += q.Covered
+		t.PrefetchedBytes += q.PrefetchedBytes
+		t.UsedBytes += q.UsedBytes
+		t.WastedBytes += q.WastedBytes
+		t.Calls += q.Calls
+		t.Misses += q.Misses
+		t.Capped += q.Capped
+		t.TableFiles += q.TableFiles
+	}
+	return t
 }
 
 // SourceJob is the job as another tool recorded it: a Darshan log's job
@@ -156,6 +183,9 @@ type Process struct {
 	BytesWritten int64  `json:"bytes_written"`
 	Errors       uint64 `json:"failed_calls"`
 	Dropped      uint64 `json:"dropped"`
+	// Prefetch is what the library's prefetching did in the process
+	// (IOPRED_PREFETCH=1), from the trace's footer.
+	Prefetch *tracefmt.Prefetch `json:"prefetch,omitempty"`
 	// Layers is the per-layer view of its I/O; BytesRead and
 	// BytesWritten count each byte once.
 	Layers   Layers `json:"layers,omitempty"`
@@ -341,6 +371,7 @@ func Summarize(traces []string, opt Options) (*Report, error) {
 	files, ctxs := s.files, s.ctxs
 	s.cnt.finish(rep, files)
 	rep.Application, rep.Layers = layerTotals(rep.Processes)
+	rep.Prefetch = prefetchTotal(rep.Processes)
 	for _, f := range files {
 		f.Processes = max(len(f.procs), f.shared)
 		rep.Files = append(rep.Files, f.FileStats)
@@ -569,6 +600,7 @@ func (s *summarizer) trace(proc int, path string, open func() (recordSource, err
 		case rec.Footer != nil:
 			p.DurationNs = rec.Footer.EndNs
 			p.Dropped = rec.Footer.Dropped
+			p.Prefetch = rec.Footer.Prefetch
 		}
 	}
 	p.Complete = true

@@ -14,6 +14,7 @@ import (
 
 	"iopred/analyzer/job"
 	"iopred/analyzer/pathfilter"
+	"iopred/tracefmt"
 )
 
 // WriteText prints the report as three aligned tables: processes, files,
@@ -76,6 +77,7 @@ func WriteText(w io.Writer, rep *Report) error {
 		fmt.Fprintln(tw)
 	}
 	writeTree(tw, rep)
+	writePrefetch(tw, rep)
 	fmt.Fprintln(tw)
 	fileLayers := false
 	for _, f := range rep.Files {
@@ -431,5 +433,35 @@ func writeTree(w io.Writer, rep *Report) {
 	}
 	for _, r := range roots {
 		walk(r, 0)
+	}
+}
+
+// writePrefetch prints what the library's prefetching did, per process and
+// in total, when any process prefetched.
+func writePrefetch(w io.Writer, rep *Report) {
+	if rep.Prefetch == nil {
+		return
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "PREFETCH\tPID\tREADS\tCOVERED\tPREFETCHED\tUSED\tWASTED\tFADVISE CALLS\tMISSES")
+	line := func(name, pid string, p *tracefmt.Prefetch) {
+		share := func(a, b uint64) string {
+			if b == 0 {
+				return "-"
+			}
+			return fmt.Sprintf("%.1f%%", 100*float64(a)/float64(b))
+		}
+		fmt.Fprintf(w, "%s\t%s\t%d\t%d (%s)\t%s\t%s\t%s (%s)\t%d\t%d\n", name, pid, p.Reads, p.Covered, share(p.Covered, p.Reads),
+			size(int64(p.PrefetchedBytes)), size(int64(p.UsedBytes)), size(int64(p.WastedBytes)), share(p.WastedBytes, p.PrefetchedBytes), p.Calls, p.Misses)
+	}
+	n := 0
+	for _, p := range rep.Processes {
+		if p.Prefetch != nil {
+			line(filepath.Base(p.Program), strconv.Itoa(p.PID), p.Prefetch)
+			n++
+		}
+	}
+	if n > 1 {
+		line("(all)", "-", rep.Prefetch)
 	}
 }

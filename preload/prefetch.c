@@ -1,0 +1,554 @@
+/* Prefetching in the running process (IOPRED_PREFETCH=1, off by default).
+ *
+ * Where the prediction is made: on the thread that reads, right after its
+ * read returned, by a detector of a few dozen instructions per open file
+ * description. The model in Go sees reads only when the consumer drains a
+ * batch, up to 100 ms later, which is too late for the next read of a
+ * program that reads every 100 us; so Go does not predict read by read.
+ * It hands over, once per run, what it knows ahead of time: the read
+ * sequence of each file from an earlier run with IOPRED_MODEL (see
+ * prefetch.go), as a table the detector follows here. Two sources, then:
+ *  - stride: the next reads at a constant distance (strided, or
+ *    contiguous reads of 128 KiB and more, which Linux's read-ahead leaves
+ *    to the request size), or nested (runs of equal length at an inner
+ *    stride, the runs' starts at an outer stride: tiles, hyperslabs);
+ *  - table: the reads that followed this offset in the earlier run, once
+ *    the run is being followed (the previous read's successor came true).
+ * When confident, the detector asks the kernel for the next few predicted
+ * reads with posix_fadvise(WILLNEED), which starts the reads: the data is
+ * in the page cache when the program asks for it. The call itself is not
+ * cheap here (60 to 120 us on this virtual machine's disk, where issuing
+ * a request exits to the hypervisor, about what the cold read it saves
+ * costs), so the reading thread only queues the ranges, and one
+ * background thread of the library (started at the first prefetch,
+ * signals blocked) makes the calls; it is woken only when it sleeps.
+ *
+ * Safety: fadvise is a hint that never changes what a read returns; errno
+ * is saved and restored around it; nothing here waits (a description whose
+ * state another thread holds is skipped for that read). A file whose
+ * predictions miss raises the confidence it needs (2, 4, ... up to 64
+ * matching reads), so random reads never pay for a syscall. Bytes
+ * prefetched and not yet read are bounded per file and per process.
+ *
+ * Counters: prefetched = bytes advised; used = bytes of later reads that
+ * fell inside an advised range (each advised byte counts once); wasted =
+ * advised bytes no read used by the file's close or the process's end;
+ * covered = reads whose every byte was advised. prefetched = used +
+ * wasted once every file is closed. */
+#include "iop.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "prefetch.h"
+
+IOP_HIDDEN int iop_pf_on;
+static int pf_depth = 8;
+static int64_t pf_file_cap = 64LL << 20;
+static int64_t pf_proc_cap = 256LL << 20;
+static _Atomic int64_t pf_outstanding; /* advised bytes not yet used or written off, all files */
+static _Atomic uint64_t pf_count[IOP_PF_NCOUNTERS];
+
+#define PF_RANGES 32
+#define PF_MAX_NEED 64
+#define PF_MIN_SEQ (128 << 10) /* contiguous reads smaller than this are Linux read-ahead's */
+
+struct pf_range { int64_t lo, hi; };
+
+/* A table of reads from an earlier run (installed by Go). */
+struct pf_table {
+  int64_t n;
+  int64_t *off, *size;
+  uint32_t mask;   /* of the hash below */
+  int32_t *slots;  /* offset hash -> first index + 1 */
+};
+
+/* The detector of one open file description. */
+struct iop_pf {
+  _Atomic int busy;
+  int64_t last_off, last_size, stride;
+  int32_t conf;  /* reads in a row at the current stride and size */
+  /* Per source (PF_STRIDE, PF_NESTED, PF_TABLE): the confidence needed
+   * before it prefetches, raised by its misses (back-off), and its
+   * predictions that came true since it last fell. */
+  int32_t need[3], hits[3];
+  uint8_t source; /* of the last prediction */
+  /* nested: runs of run_len reads at the inner stride */
+  int64_t run_start, run_stride, outer;
+  int32_t run_len, prev_len, outer_conf;
+  /* the earlier run's table */
+  int64_t tpos;  /* index in the table of the last read, -1 when lost */
+  int32_t tconf;
+  /* what was predicted last: a read there is a hit, elsewhere a miss */
+  int64_t expect;
+  int32_t last_k; /* predictions made at the last read */
+  uint8_t predicted, expect_valid;
+  int64_t fsize;
+  /* advised ranges not yet read, oldest first */
+  struct pf_range r[PF_RANGES];
+  int nr;
+  int64_t outstanding;
+};
+
+static struct pf_table *_Atomic *pf_tables; /* file id -> table, IOP_PF_FILES entries */
+#define IOP_PF_FILES (1 << 16)
+
+static long env_long(const char *name, long def, long lo, long hi) {
+  const char *v = getenv(name);
+  if (!v || !*v) return def;
+  char *end;
+  long x = strtol(v, &end, 10);
+  if (*end || x < lo || x > hi) {
+    char msg[200];
+    snprintf(msg, sizeof msg, "%s=%s is not a whole number from %ld to %ld; using %ld", name, v, lo, hi, def);
+    iop_warn(msg);
+    return def;
+  }
+  return x;
+}
+
+IOP_HIDDEN void iop_pf_config(void) {
+  iop_pf_on = (int)env_long("IOPRED_PREFETCH", 0, 0, 1);
+  if (!iop_pf_on) return;
+  pf_depth = (int)env_long("IOPRED_PREFETCH_DEPTH", 8, 1, 64);
+  pf_file_cap = (int64_t)env_long("IOPRED_PREFETCH_FILE_MB", 64, 1, 1 << 20) << 20;
+  pf_proc_cap = (int64_t)env_long("IOPRED_PREFETCH_PROCESS_MB", 256, 1, 1 << 20) << 20;
+}
+
+IOP_HIDDEN uint64_t iop_pf_counter(int which) {
+  return which >= 0 && which < IOP_PF_NCOUNTERS ? atomic_load(&pf_count[which]) : 0;
+}
+
+static inline void count(int which, uint64_t n) {
+  if (n) atomic_fetch_add_explicit(&pf_count[which], n, memory_order_relaxed);
+}
+
+/* ---- the earlier run's tables ---- */
+
+static void *pf_map(size_t n) {
+  void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return p == MAP_FAILED ? NULL : p;
+}
+
+static inline uint32_t hash_off(int64_t off) {
+  uint64_t h = (uint64_t)off * 0x9E3779B97F4A7C15ull;
+  return (uint32_t)(h >> 32);
+}
+
+/* iop_pf_install gives file id the read sequence off/size[0..n-1] of an
+ * earlier run. Called by Go once per file, before or while the program
+ * reads it; a table, once installed, stays for the process's life. */
+IOP_HIDDEN int iop_pf_install(uint32_t file, const int64_t *off, const int64_t *size, int64_t n) {
+  if (!iop_pf_on || file == 0 || file >= IOP_PF_FILES || n < 2 || n > (1 << 24)) return 0;
+  if (!pf_tables) {
+    void *t = pf_map(sizeof(struct pf_table *) * IOP_PF_FILES);
+    if (!t) return 0;
+    struct pf_table *_Atomic *expected = NULL;
+    if (!atomic_compare_exchange_strong((_Atomic(struct pf_table *_Atomic *) *)&pf_tables, &expected, t))
+      munmap(t, sizeof(struct pf_table *) * IOP_PF_FILES);
+  }
+  if (atomic_load(&pf_tables[file])) return 0;
+  uint32_t cap = 4;
+  while (cap < 2 * (uint64_t)n) cap <<= 1;
+  size_t bytes = sizeof(struct pf_table) + 2 * sizeof(int64_t) * (size_t)n + sizeof(int32_t) * cap;
+  char *mem = pf_map(bytes);
+  if (!mem) return 0;
+  struct pf_table *t = (struct pf_table *)mem;
+  t->n = n;
+  t->off = (int64_t *)(mem + sizeof *t);
+  t->size = t->off + n;
+  t->slots = (int32_t *)(t->size + n);
+  t->mask = cap - 1;
+  memcpy(t->off, off, sizeof(int64_t) * (size_t)n);
+  memcpy(t->size, size, sizeof(int64_t) * (size_t)n);
+  for (int64_t i = 0; i < n; i++) {
+    for (uint32_t s = hash_off(off[i]) & t->mask;; s = (s + 1) & t->mask) {
+      if (t->slots[s] == 0) {
+        t->slots[s] = (int32_t)(i + 1);
+        break;
+      }
+      if (t->off[t->slots[s] - 1] == off[i]) break; /* the first occurrence stays */
+    }
+  }
+  atomic_store(&pf_tables[file], t);
+  return 1;
+}
+
+static int64_t table_find(const struct pf_table *t, int64_t off) {
+  for (uint32_t s = hash_off(off) & t->mask;; s = (s + 1) & t->mask) {
+    int32_t i = t->slots[s];
+    if (i == 0) return -1;
+    if (t->off[i - 1] == off) return i - 1;
+  }
+}
+
+/* ---- accounting of advised ranges ---- */
+
+/* consume counts the bytes of [lo, hi) that fell inside advised ranges as
+ * used, and takes them out of the ranges. Returns the bytes used. */
+static int64_t consume(struct iop_pf *p, int64_t lo, int64_t hi) {
+  int64_t used = 0;
+  for (int i = 0; i < p->nr; i++) {
+    struct pf_range *r = &p->r[i];
+    int64_t a = r->lo > lo ? r->lo : lo, b = r->hi < hi ? r->hi : hi;
+    if (a >= b) continue;
+    used += b - a;
+    if (a == r->lo && b == r->hi) {
+      memmove(r, r + 1, sizeof *r * (size_t)(p->nr - i - 1));
+      p->nr--;
+      i--;
+    } else if (a == r->lo) {
+      r->lo = b;
+    } else if (b == r->hi) {
+      r->hi = a;
+    } else if (p->nr < PF_RANGES) {
+      memmove(r + 2, r + 1, sizeof *r * (size_t)(p->nr - i - 1));
+      r[1].lo = b;
+      r[1].hi = r->hi;
+      r->hi = a;
+      p->nr++;
+      i++;
+    } else {
+      /* No slot for the tail: it is written off now. */
+      count(IOP_PF_WASTED, (uint64_t)(r->hi - b));
+      p->outstanding -= r->hi - b;
+      atomic_fetch_sub(&pf_outstanding, r->hi - b);
+      r->hi = a;
+    }
+  }
+  p->outstanding -= used;
+  atomic_fetch_sub(&pf_outstanding, used);
+  return used;
+}
+
+static int advised(const struct iop_pf *p, int64_t lo, int64_t hi) {
+  for (int i = p->nr - 1; i >= 0; i--)
+    if (p->r[i].lo <= lo && hi <= p->r[i].hi) return 1;
+  return 0;
+}
+
+/* write_off counts every advised range of p as wasted and forgets them. */
+static void write_off(struct iop_pf *p) {
+  if (p->outstanding > 0) {
+    count(IOP_PF_WASTED, (uint64_t)p->outstanding);
+    atomic_fetch_sub(&pf_outstanding, p->outstanding);
+  }
+  p->outstanding = 0;
+  p->nr = 0;
+}
+
+/* ---- the thread that calls fadvise ---- */
+
+#define PF_QUEUE 1024 /* a power of two */
+struct pf_req { int fd; int64_t lo, hi; };
+static struct pf_req queue[PF_QUEUE];
+static uint64_t q_head, q_tail; /* guarded by q_lock */
+static _Atomic int q_lock;
+static _Atomic uint32_t q_word;   /* bumped when work arrives */
+static _Atomic int q_sleeping;
+static pthread_once_t q_once = PTHREAD_ONCE_INIT;
+static _Atomic int q_started;
+
+static void fadvise_willneed(int fd, int64_t lo, int64_t hi) {
+  int e = errno;
+  syscall(SYS_fadvise64, fd, (off_t)lo, (off_t)(hi - lo), POSIX_FADV_WILLNEED);
+  errno = e;
+  count(IOP_PF_CALLS, 1);
+}
+
+static void *pf_thread(void *arg) {
+  (void)arg;
+  iop_in = 1; /* nothing this thread does is the program's */
+  for (;;) {
+    uint32_t w = atomic_load(&q_word);
+    struct pf_req r;
+    int have = 0;
+    while (atomic_exchange_explicit(&q_lock, 1, memory_order_acquire)) __builtin_ia32_pause();
+    if (q_tail < q_head) {
+      r = queue[q_tail & (PF_QUEUE - 1)];
+      q_tail++;
+      have = 1;
+    }
+    atomic_store_explicit(&q_lock, 0, memory_order_release);
+    if (have) {
+      fadvise_willneed(r.fd, r.lo, r.hi);
+      continue;
+    }
+    atomic_store(&q_sleeping, 1);
+    if (atomic_load(&q_word) == w) syscall(SYS_futex, &q_word, FUTEX_WAIT_PRIVATE, w, NULL, NULL, 0);
+    atomic_store(&q_sleeping, 0);
+  }
+  return NULL;
+}
+
+static void pf_start(void) {
+  pthread_t t;
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  pthread_attr_setstacksize(&attr, 64 << 10);
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &old);
+  if (pthread_create(&t, &attr, pf_thread, NULL) == 0) atomic_store(&q_started, 1);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  pthread_attr_destroy(&attr);
+}
+
+/* enqueue hands a range to the thread; 0 when the queue is full, or when
+ * its lock stays taken (the thread holding it was preempted): the reading
+ * thread never waits for a prefetch. */
+static int enqueue(int fd, int64_t lo, int64_t hi) {
+  for (int spins = 0; atomic_exchange_explicit(&q_lock, 1, memory_order_acquire); spins++) {
+    if (spins == 64) return 0;
+    __builtin_ia32_pause();
+  }
+  int ok = q_head - q_tail < PF_QUEUE;
+  if (ok) {
+    queue[q_head & (PF_QUEUE - 1)] = (struct pf_req){fd, lo, hi};
+    q_head++;
+  }
+  atomic_store_explicit(&q_lock, 0, memory_order_release);
+  return ok;
+}
+
+/* kick wakes the thread if it sleeps. */
+static void kick(void) {
+  atomic_fetch_add(&q_word, 1);
+  if (atomic_load(&q_sleeping)) {
+    int e = errno;
+    syscall(SYS_futex, &q_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    errno = e;
+  }
+}
+
+/* ---- prediction ---- */
+
+enum { PF_STRIDE, PF_NESTED, PF_TABLE };
+
+/* miss raises the confidence the last prediction's source needs on this
+ * file: it predicted a read that did not come. */
+static void miss(struct iop_pf *p) {
+  int s = p->source;
+  count(IOP_PF_MISSES, 1);
+  p->need[s] = p->need[s] * 2 > PF_MAX_NEED ? PF_MAX_NEED : p->need[s] * 2;
+  p->hits[s] = 0;
+}
+
+static void hit(struct iop_pf *p) {
+  int s = p->source;
+  if (++p->hits[s] >= 16 && p->need[s] > 2) {
+    p->need[s] /= 2;
+    p->hits[s] = 0;
+  }
+}
+
+static void pf_reset(struct iop_pf *p) {
+  memset((char *)p + sizeof p->busy, 0, sizeof *p - sizeof p->busy);
+  for (int i = 0; i < 3; i++) p->need[i] = 2;
+  p->tpos = -1;
+  p->fsize = -1;
+}
+
+/* learn updates the stride and nested detectors with the read [off, off+n). */
+static void learn(struct iop_pf *p, int64_t off, int64_t n) {
+  int64_t delta = off - p->last_off;
+  if (p->run_len == 1 && n == p->last_size) {
+    /* The second read of a run sets its stride. */
+    p->stride = delta;
+    p->conf = 1;
+    p->run_len = 2;
+  } else if (p->run_len >= 2 && delta == p->stride && n == p->last_size) {
+    if (p->conf < 1 << 20) p->conf++;
+    p->run_len++;
+  } else {
+    /* The run at the old stride ended: compare it with the one before. */
+    int64_t jump = off - p->run_start;
+    if (p->run_len >= 2 && p->run_len == p->prev_len && p->run_stride == p->stride && jump == p->outer) {
+      if (p->outer_conf < 1 << 20) p->outer_conf++;
+    } else {
+      p->outer_conf = 0;
+      p->outer = jump;
+    }
+    p->prev_len = p->run_len;
+    p->run_stride = p->stride;
+    p->run_start = off;
+    p->run_len = 1;
+    p->conf = 0;
+  }
+  p->last_off = off;
+  p->last_size = n;
+}
+
+/* predict writes up to max predicted reads after the current one; returns
+ * how many, or 0 when not confident. */
+static int predict(struct iop_pf *p, int64_t *offs, int64_t *sizes, int max, const struct pf_table *t) {
+  if (t && p->tpos >= 0 && p->tconf >= p->need[PF_TABLE] / 2) {
+    p->source = PF_TABLE;
+    int k = 0;
+    for (int64_t i = p->tpos + 1; i < t->n && k < max; i++, k++) {
+      offs[k] = t->off[i];
+      sizes[k] = t->size[i];
+    }
+    if (k) return k; /* at the sequence's end the stride detector may know more */
+  }
+  int64_t n = p->last_size;
+  if (n <= 0) return 0;
+  /* Nested: inside a run of the learnt length, the next runs at the
+   * outer stride. The run being read has the previous runs' stride once
+   * it has two reads; at its first read, the stride is still the jump. */
+  int64_t inner = p->run_len >= 2 ? p->stride : p->run_stride;
+  if (p->outer_conf >= p->need[PF_NESTED] / 2 && p->prev_len >= 2 && p->run_len <= p->prev_len &&
+      inner == p->run_stride && p->outer != 0) {
+    p->source = PF_NESTED;
+    int64_t L = p->prev_len;
+    for (int i = 0; i < max; i++) {
+      int64_t idx = p->run_len - 1 + 1 + i;
+      offs[i] = p->run_start + (idx / L) * p->outer + (idx % L) * inner;
+      sizes[i] = n;
+    }
+    return max;
+  }
+  if (p->run_len < 2 || p->conf < p->need[PF_STRIDE] || p->stride == 0) return 0;
+  if (p->stride == n && n < PF_MIN_SEQ) return 0; /* Linux read-ahead's case */
+  p->source = PF_STRIDE;
+  for (int i = 0; i < max; i++) {
+    offs[i] = p->last_off + (int64_t)(i + 1) * p->stride;
+    sizes[i] = n;
+  }
+  return max;
+}
+
+static int64_t file_size(int fd) {
+  struct stat st;
+  int e = errno;
+  int64_t n = syscall(SYS_fstat, fd, &st) == 0 ? (int64_t)st.st_size : -1;
+  errno = e;
+  return n;
+}
+
+IOP_HIDDEN void iop_pf_read(struct iop_pf **slot, int fd, uint32_t file, int64_t off, int64_t n) {
+  if (n <= 0 || off < 0) return;
+  struct iop_pf *p = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+  if (IOP_UNLIKELY(!p)) {
+    /* Two threads' first reads of one description may race here: one
+     * detector wins, the other's few bytes stay in the arena. */
+    struct iop_pf *fresh = iop_arena_alloc(sizeof *fresh);
+    if (!fresh) return;
+    pf_reset(fresh);
+    p = NULL;
+    if (__atomic_compare_exchange_n(slot, &p, fresh, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) p = fresh;
+  }
+  if (IOP_UNLIKELY(!atomic_load_explicit(&q_started, memory_order_relaxed))) {
+    pthread_once(&q_once, pf_start);
+    if (!atomic_load(&q_started)) return;
+  }
+  if (atomic_exchange_explicit(&p->busy, 1, memory_order_acquire)) return;
+  count(IOP_PF_READS, 1);
+  if (p->nr) {
+    int64_t used = consume(p, off, off + n);
+    count(IOP_PF_USED, (uint64_t)used);
+    if (used >= n) count(IOP_PF_COVERED, 1); /* more when advised ranges overlapped */
+  }
+  int came_true = 0, last_k = p->last_k;
+  uint8_t last_source = p->source;
+  if (p->expect_valid) {
+    if (off == p->expect) {
+      hit(p);
+      came_true = 1;
+    } else if (p->predicted) {
+      miss(p);
+    }
+  }
+  /* Follow the earlier run's table when it has this read. */
+  const struct pf_table *t = NULL;
+  if (pf_tables && file < IOP_PF_FILES) t = atomic_load_explicit(&pf_tables[file], memory_order_acquire);
+  if (t) {
+    if (p->tpos >= 0 && p->tpos + 1 < t->n && t->off[p->tpos + 1] == off) {
+      p->tpos++;
+      if (p->tconf < 1 << 20) p->tconf++;
+    } else {
+      p->tpos = table_find(t, off);
+      p->tconf = 0;
+    }
+  }
+  learn(p, off, n);
+
+  int64_t offs[64], sizes[64];
+  int k = predict(p, offs, sizes, pf_depth, p->tpos >= 0 ? t : NULL);
+  p->expect_valid = k > 0;
+  p->predicted = 0;
+  p->last_k = k;
+  if (k > 0) p->expect = offs[0];
+  /* In a stream that follows its prediction, all but the farthest of the
+   * new predictions were the last read's, and were looked at then. */
+  int first = 0;
+  if (came_true && k == last_k && p->source == last_source && k > 1) {
+    first = k - 1;
+    p->predicted = p->nr > 0;
+  }
+  /* The new ranges go to the queue. */
+  int nout = 0;
+  for (int i = first; i < k; i++) {
+    int64_t lo = offs[i], hi = offs[i] + sizes[i];
+    if (lo < 0 || sizes[i] <= 0) continue;
+    if (p->fsize < 0 || hi > p->fsize) p->fsize = file_size(fd);
+    if (hi > p->fsize) hi = p->fsize;
+    if (lo >= hi) continue;
+    p->predicted = 1;
+    if (advised(p, lo, hi)) continue;
+    if (p->nr >= PF_RANGES || p->outstanding + (hi - lo) > pf_file_cap) break;
+    if (atomic_fetch_add(&pf_outstanding, hi - lo) + (hi - lo) > pf_proc_cap) {
+      atomic_fetch_sub(&pf_outstanding, hi - lo);
+      count(IOP_PF_CAPPED, 1);
+      break;
+    }
+    if (!enqueue(fd, lo, hi)) {
+      atomic_fetch_sub(&pf_outstanding, hi - lo);
+      count(IOP_PF_CAPPED, 1);
+      break;
+    }
+    p->r[p->nr].lo = lo;
+    p->r[p->nr].hi = hi;
+    p->nr++;
+    p->outstanding += hi - lo;
+    count(IOP_PF_PREFETCHED, (uint64_t)(hi - lo));
+    nout++;
+  }
+  atomic_store_explicit(&p->busy, 0, memory_order_release);
+  if (nout) kick();
+}
+
+/* iop_pf_close writes off what the description's reads never used, and
+ * leaves the detector fresh for the next file the slot serves. */
+IOP_HIDDEN void iop_pf_close(struct iop_pf *p) {
+  if (!p) return;
+  /* Another thread may be reading through the description as it goes:
+   * its few instructions are waited for, a preempted one is not. */
+  for (int spins = 0; atomic_exchange_explicit(&p->busy, 1, memory_order_acquire); spins++) {
+    if (spins == 4096) return;
+    __builtin_ia32_pause();
+  }
+  write_off(p);
+  pf_reset(p);
+  atomic_store_explicit(&p->busy, 0, memory_order_release);
+}
+
+/* iop_pf_finish writes off every file's unused ranges: the process ends. */
+IOP_HIDDEN void iop_pf_finish(struct iop_pf *p) {
+  if (!p) return;
+  if (atomic_exchange_explicit(&p->busy, 1, memory_order_acquire)) return;
+  write_off(p);
+  atomic_store_explicit(&p->busy, 0, memory_order_release);
+}

@@ -1,0 +1,260 @@
+package prefetch
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"text/tabwriter"
+	"time"
+
+	"iopred/tests/testenv"
+	"iopred/tracefmt"
+)
+
+// workload is one program of the benchmark: how to run it in a mode.
+type workload struct {
+	name  string
+	files []string
+	// cmd returns the command line and extra environment for mode m,
+	// with traces (when traced) in dir.
+	cmd func(m mode, dir string) (args []string, env []string)
+	// warm runs before the timed runs (the repeated reader's first run).
+	warm func(b *testing.B)
+	// cached runs it with its files in the page cache: what prefetching
+	// costs when there is nothing to gain.
+	cached bool
+}
+
+// warmCache reads the files whole, so that they are in the page cache.
+func warmCache(b *testing.B, files ...string) {
+	for _, f := range files {
+		fh, err := os.Open(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := io.Copy(io.Discard, fh); err != nil {
+			b.Fatal(err)
+		}
+		fh.Close()
+	}
+}
+
+// libEnv is the environment that puts a process under the library.
+func libEnv(b *testing.B, m mode, dir string) []string {
+	switch m {
+	case tracedOff:
+		return []string{"LD_PRELOAD=" + testenv.Library(b), "IOPRED_DIR=" + dir}
+	case tracedOn:
+		return []string{"LD_PRELOAD=" + testenv.Library(b), "IOPRED_DIR=" + dir, "IOPRED_PREFETCH=1"}
+	}
+	return nil
+}
+
+// BenchmarkPrefetchTable runs each workload cold (one row cached), without iopred (Linux's
+// read-ahead alone), under iopred with prefetching off and with it on,
+// the three modes one after another in each repetition, the order turning
+// (IOPRED_PREFETCH_BENCH_REPS repetitions, default 5), and prints the median
+// whole-process times, the reads covered and the bytes wasted:
+//
+//	nice go test -run '^$' -bench PrefetchTable -benchtime 1x ./tests/prefetch
+func BenchmarkPrefetchTable(b *testing.B) {
+	reps := 5
+	if v, err := strconv.Atoi(os.Getenv("IOPRED_PREFETCH_BENCH_REPS")); err == nil && v > 0 {
+		reps = v
+	}
+	dir := diskDir(b)
+	data := randomFile(b, dir, "data", 512*mib)
+	strided := testenv.CompileC(b, "strided.c")
+	h5 := compileH5(b, "h5slab.c")
+	field := filepath.Join(dir, "field.h5")
+	if res := testenv.Run(b, nil, "", h5, "write", field, "512", "131072"); res.Code != 0 {
+		b.Fatalf("h5slab write: %+v", res)
+	}
+	py := python3(b)
+	script, _ := filepath.Abs(filepath.Join("testdata", "pystride.py"))
+	mpicc := testenv.Tool(b, "mpicc.openmpi")
+	mpiread := filepath.Join(b.TempDir(), "mpiread")
+	if out, err := exec.Command(mpicc, "-O2", "-o", mpiread, filepath.Join("testdata", "mpiread.c")).CombinedOutput(); err != nil {
+		b.Fatalf("mpicc: %v\n%s", err, out)
+	}
+	mpirun := testenv.Tool(b, "mpirun.openmpi")
+	fio := testenv.Tool(b, "fio")
+	model := filepath.Join(b.TempDir(), "model")
+	size := fmt.Sprint(64 * kib)
+	simple := func(prog string, args ...string) func(m mode, d string) ([]string, []string) {
+		return func(m mode, d string) ([]string, []string) {
+			return append([]string{prog}, args...), libEnv(b, m, d)
+		}
+	}
+	randomArgs := []string{data, "512", size, "0", "100", "random", "7"}
+	workloads := []workload{
+		{name: "strided C reader (64 KiB every 1 MiB, 100 us compute)", files: []string{data},
+			cmd: simple(strided, data, "512", size, fmt.Sprint(mib), "100", "pread")},
+		{name: "same, file in the page cache (cost only)", files: []string{data}, cached: true,
+			cmd: simple(strided, data, "512", size, fmt.Sprint(mib), "100", "pread")},
+		{name: "same, pinned to one core (taskset -c 0)", files: []string{data},
+			cmd: simple(testenv.Tool(b, "taskset"), "-c", "0", strided, data, "512", size, fmt.Sprint(mib), "100", "pread")},
+		{name: "tiles, nested (runs of 16 at 32 MiB, runs 256 KiB apart, 100 us)", files: []string{data},
+			cmd: simple(strided, data, "512", size, fmt.Sprint(32*mib), "100", "tiles")},
+		{name: "HDF5 hyperslabs (64 KiB of each 1 MiB row, 4 rows a read, 400 us)", files: []string{field},
+			cmd: simple(h5, "read", field, "8192", "4", "400")},
+		{name: "Python readinto loop (64 KiB every 1 MiB, 100 us)", files: []string{data},
+			cmd: simple(py, script, "readinto", data, "512", size, fmt.Sprint(mib), "100")},
+		{name: "Python numpy.memmap loop (page faults: not seen)", files: []string{data},
+			cmd: simple(py, script, "memmap", data, "512", size, fmt.Sprint(mib), "100")},
+		{name: "MPI-IO read_at_all, 2 ranks (512 KiB every 4 MiB, 500 us)", files: []string{data},
+			cmd: func(m mode, d string) ([]string, []string) {
+				a := []string{mpirun, "--oversubscribe", "-np", "2", "-x", "OMPI_MCA_io=ompio"}
+				for _, e := range libEnv(b, m, d) {
+					a = append(a, "-x", e)
+				}
+				return append(a, mpiread, data, fmt.Sprint(512*kib), fmt.Sprint(4*mib), "120", "500"), mpiEnv
+			}},
+		{name: "repeated random reads, second run (IOPRED_MODEL, 100 us)", files: []string{data},
+			cmd: func(m mode, d string) ([]string, []string) {
+				return append([]string{strided}, randomArgs...), append(libEnv(b, m, d), "IOPRED_MODEL="+model)
+			},
+			warm: func(b *testing.B) {
+				coldCache(b, data)
+				env := append(libEnv(b, tracedOn, b.TempDir()), "IOPRED_MODEL="+model)
+				if res := testenv.Run(b, env, "", strided, randomArgs...); res.Code != 0 {
+					b.Fatalf("first run: %+v", res)
+				}
+			}},
+		{name: "fio randread (64 KiB, psync, --thread)", files: []string{data},
+			cmd: simple(fio, "--name=rand", "--filename="+data, "--rw=randread", "--bs=64k", "--size=512m",
+				"--io_size=32m", "--ioengine=psync", "--thread", "--randrepeat=1", "--output-format=terse")},
+	}
+
+	type row struct {
+		times [3][]time.Duration
+		loops [3][]float64 // the program's own loop time ("time S" on stderr), when it prints one
+		pf    tracefmt.Prefetch
+	}
+	rows := make([]row, len(workloads))
+	for i, w := range workloads {
+		if w.warm != nil {
+			w.warm(b)
+		}
+		for r := 0; r < reps; r++ {
+			// The order turns each repetition, so that what a run leaves
+			// behind (write-back, other work's phases) falls on every mode.
+			order := []mode{plain, tracedOff, tracedOn}
+			for k := 0; k < r%3; k++ {
+				order = append(order[1:], order[0])
+			}
+			for _, m := range order {
+				traces := b.TempDir()
+				args, env := w.cmd(m, traces)
+				if w.cached {
+					warmCache(b, w.files...)
+				} else {
+					coldCache(b, w.files...)
+				}
+				start := time.Now()
+				res := testenv.Run(b, env, "", args[0], args[1:]...)
+				elapsed := time.Since(start)
+				if res.Code != 0 {
+					b.Fatalf("%s (%v): exit %d\n%s", w.name, m, res.Code, res.Stderr)
+				}
+				rows[i].times[m] = append(rows[i].times[m], elapsed)
+				if loop, ok := loopTime(res.Stderr); ok {
+					rows[i].loops[m] = append(rows[i].loops[m], loop)
+				}
+				if m == tracedOn {
+					p := sum(footers(b, traces))
+					balanced(b, p)
+					q := &rows[i].pf
+					q.Reads += p.Reads
+					q.Covered += p.Covered
+					q.PrefetchedBytes += p.PrefetchedBytes
+					q.UsedBytes += p.UsedBytes
+					q.WastedBytes += p.WastedBytes
+				}
+			}
+		}
+	}
+
+	ms := func(d float64) string { return fmt.Sprintf("%.1f ms", d*1e3) }
+	seconds := func(ds []time.Duration) []float64 {
+		out := make([]float64, len(ds))
+		for i, d := range ds {
+			out[i] = d.Seconds()
+		}
+		return out
+	}
+	var out strings.Builder
+	fmt.Fprintf(&out, "\nprefetching, cold cache, %d repetitions, in each the three modes one after another (the order turning); times are medians,\n", reps)
+	fmt.Fprintf(&out, "changes the median of each repetition's ratio; \"loop\" is the program's own timer around its read loop:\n")
+	tw := tabwriter.NewWriter(&out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "workload\tLinux read-ahead only (no iopred)\tiopred, prefetch off\tiopred, prefetch on\ton vs off\ton vs read-ahead only\tloop: on vs off\treads covered\tprefetched\twasted")
+	var allPrefetched, allWasted uint64
+	for i, w := range workloads {
+		r := rows[i]
+		plainS, offS, onS := seconds(r.times[plain]), seconds(r.times[tracedOff]), seconds(r.times[tracedOn])
+		loop := "-"
+		if len(r.loops[tracedOn]) == reps && len(r.loops[tracedOff]) == reps {
+			loop = change(r.loops[tracedOn], r.loops[tracedOff])
+		}
+		covered := "-"
+		if r.pf.Reads > 0 {
+			covered = fmt.Sprintf("%.1f%% of %d", 100*float64(r.pf.Covered)/float64(r.pf.Reads), r.pf.Reads/uint64(reps))
+		}
+		wasted := "-"
+		if r.pf.PrefetchedBytes > 0 {
+			wasted = fmt.Sprintf("%.1f%%", 100*float64(r.pf.WastedBytes)/float64(r.pf.PrefetchedBytes))
+		}
+		allPrefetched += r.pf.PrefetchedBytes
+		allWasted += r.pf.WastedBytes
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f MiB\t%s\n", w.name, ms(median(plainS)), ms(median(offS)), ms(median(onS)),
+			change(onS, offS), change(onS, plainS), loop, covered, float64(r.pf.PrefetchedBytes)/float64(reps)/float64(mib), wasted)
+		b.ReportMetric(median(ratios(onS, offS)), fmt.Sprintf("on/off-%d", i))
+	}
+	tw.Flush()
+	if allPrefetched > 0 {
+		fmt.Fprintf(&out, "over all workloads: %.1f%% of the prefetched bytes wasted\n", 100*float64(allWasted)/float64(allPrefetched))
+	}
+	fmt.Print(out.String())
+}
+
+// loopTime reads the "time S" line the test programs print on stderr.
+func loopTime(stderr string) (float64, bool) {
+	for _, line := range strings.Split(stderr, "\n") {
+		if rest, ok := strings.CutPrefix(line, "time "); ok {
+			f := strings.Fields(rest)
+			if len(f) > 0 {
+				if v, err := strconv.ParseFloat(f[0], 64); err == nil {
+					return v, true
+				}
+			}
+		}
+	}
+	return 0, false
+}
+
+func median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if len(s) == 0 {
+		return 0
+	}
+	return s[len(s)/2]
+}
+
+// ratios pairs the repetitions: a[i]/b[i].
+func ratios(a, b []float64) []float64 {
+	out := make([]float64, len(a))
+	for i := range a {
+		out[i] = a[i] / b[i]
+	}
+	return out
+}
+
+// change is the median paired ratio as a signed percentage.
+func change(a, b []float64) string { return fmt.Sprintf("%+.1f%%", 100*(median(ratios(a, b))-1)) }

@@ -1,0 +1,81 @@
+/* strided: reads a file at a stride, with computation between reads, and
+ * prints a checksum of what it read and the time the loop took.
+ *
+ * strided FILE READS SIZE STRIDE COMPUTE_US [pread|read|fread|tiles|random SEED]
+ *   pread: pread at offset i*STRIDE; read: lseek + read; fread: fseek +
+ *   fread; tiles: runs of 16 reads at STRIDE, each run 4 SIZE further than
+ *   the last (a row of tiles, one tile in four); random: READS offsets drawn with SEED
+ *   (a multiple of SIZE below the file's size), the same for the same seed. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* compute spins for about us microseconds of CPU work whose result counts. */
+static uint64_t compute(long us, uint64_t x) {
+  double end = now() + us / 1e6;
+  while (now() < end)
+    for (int i = 0; i < 1000; i++) x = x * 6364136223846793005ull + 1442695040888963407ull;
+  return x;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 6) {
+    fprintf(stderr, "usage: strided FILE READS SIZE STRIDE COMPUTE_US [pread|read|fread|tiles|random SEED]\n");
+    return 2;
+  }
+  long reads = atol(argv[2]), size = atol(argv[3]), stride = atol(argv[4]), us = atol(argv[5]);
+  const char *mode = argc > 6 ? argv[6] : "pread";
+  unsigned seed = argc > 7 ? (unsigned)atol(argv[7]) : 1;
+  int fd = open(argv[1], O_RDONLY);
+  if (fd < 0) {
+    perror(argv[1]);
+    return 1;
+  }
+  struct stat st;
+  fstat(fd, &st);
+  FILE *fp = strcmp(mode, "fread") == 0 ? fdopen(fd, "r") : NULL;
+  if (fp) setvbuf(fp, NULL, _IONBF, 0);
+  char *buf = malloc(size);
+  uint64_t sum = 0, x = 1;
+  double t0 = now();
+  long short_reads = 0;
+  for (long i = 0; i < reads; i++) {
+    off_t off = (off_t)i * stride;
+    if (strcmp(mode, "tiles") == 0) off = (off_t)(i % 16) * stride + (off_t)(i / 16) * 4 * size;
+    if (strcmp(mode, "random") == 0) off = (off_t)(rand_r(&seed) % (st.st_size / size)) * size;
+    ssize_t r;
+    if (strcmp(mode, "read") == 0) {
+      if (lseek(fd, off, SEEK_SET) != off) return 1;
+      r = read(fd, buf, size);
+    } else if (fp) {
+      if (fseeko(fp, off, SEEK_SET) != 0) return 1;
+      r = (ssize_t)fread(buf, 1, size, fp);
+    } else {
+      r = pread(fd, buf, size, off);
+    }
+    if (r < 0) {
+      fprintf(stderr, "read %ld: %s\n", i, strerror(errno));
+      return 1;
+    }
+    if (r < size) short_reads++;
+    for (ssize_t j = 0; j < r; j += 512) sum = sum * 31 + (unsigned char)buf[j];
+    x = compute(us, x ^ sum);
+  }
+  double t = now() - t0;
+  printf("sum %016llx short %ld\n", (unsigned long long)sum, short_reads);
+  fprintf(stderr, "time %.6f compute %llu\n", t, (unsigned long long)(x & 1));
+  return 0;
+}
