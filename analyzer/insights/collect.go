@@ -202,6 +202,19 @@ type Collector struct {
 	// came from Darshan HEATMAP records (a log without DXT): the width of
 	// their bins; 0 when every signal came from traced calls.
 	HeatmapBinNs int64
+	// Heatmap is the job's bandwidth from the Darshan HEATMAP records of
+	// every rank (the same layers: each byte once), bin by bin from the
+	// job's start at the heatmaps' own width: the signal for the job's
+	// period when a log has no DXT, and a check of DXT's when it has
+	// both. Nil when no trace is a Darshan log with heatmaps.
+	Heatmap *job.Signal
+	// HeatmapWithDXT tells that a log behind Heatmap has DXT segments
+	// too, so the traced calls give the finer signal.
+	HeatmapWithDXT bool
+	// HeatmapSkipped counts the ranks' heatmaps left out of Heatmap: their
+	// bins did not fit its grid (a width that is no multiple of the
+	// other logs').
+	HeatmapSkipped int
 
 	cur *Proc
 	t0  int64
@@ -253,9 +266,11 @@ func (c *Collector) heatmap(trace string, h tracefmt.Header) {
 		c.heatmapLog, _ = darshan.Open(file) // what it read before a fault
 	}
 	l := c.heatmapLog
-	if l == nil || len(l.DXT) > 0 || len(l.Heatmaps) == 0 {
+	if l == nil || len(l.Heatmaps) == 0 {
 		return
 	}
+	dxt := len(l.DXT) > 0
+	c.HeatmapWithDXT = c.HeatmapWithDXT || dxt
 	top := "POSIX"
 	for _, hm := range l.Heatmaps {
 		if hm.Layer == "MPIIO" {
@@ -267,6 +282,12 @@ func (c *Collector) heatmap(trace string, h tracefmt.Header) {
 		if hm.Rank != rank || (hm.Layer != top && hm.Layer != "STDIO") || w <= 0 {
 			continue
 		}
+		if !c.addHeatmap(c.t0, w, hm.Writes, hm.Reads) {
+			c.HeatmapSkipped++
+		}
+		if dxt {
+			continue // the traced calls fill the process's signals
+		}
 		c.HeatmapBinNs = w
 		for i := range hm.Writes {
 			start := c.t0 + int64(i)*w // bins count from the job's start
@@ -276,6 +297,94 @@ func (c *Collector) heatmap(trace string, h tracefmt.Header) {
 			}
 		}
 	}
+}
+
+// addHeatmap adds one rank's heatmap bins (of width w ns from t0) to the
+// job's heatmap signal, coarsening whichever grid is finer when the
+// widths differ by a whole factor; it reports false, adding nothing, when
+// they do not, or when t0 is not on the signal's grid.
+func (c *Collector) addHeatmap(t0, w int64, writes, reads []int64) bool {
+	h := c.Heatmap
+	if h == nil {
+		h = &job.Signal{StartUnixNs: t0, WidthNs: w, Fs: 1e9 / float64(w)}
+		c.Heatmap = h
+	}
+	switch {
+	case w < h.WidthNs && h.WidthNs%w == 0:
+		writes, reads = mergeBins(writes, int(h.WidthNs/w)), mergeBins(reads, int(h.WidthNs/w))
+		w = h.WidthNs
+	case w > h.WidthNs && w%h.WidthNs == 0:
+		k := int(w / h.WidthNs)
+		h.Write, h.Read = mergeBins(h.Write, k), mergeBins(h.Read, k)
+		h.WidthNs, h.Fs = w, 1e9/float64(w)
+	case w != h.WidthNs:
+		return false
+	}
+	// Ranks of one log share its start; another log's bins go where its
+	// start falls, to the nearest bin.
+	shift := (t0 - h.StartUnixNs + w/2) / w
+	if t0 < h.StartUnixNs {
+		shift = -((h.StartUnixNs - t0 + w/2) / w)
+	}
+	if shift < 0 {
+		pad := make([]int64, -shift)
+		h.Write = append(pad, h.Write...)
+		h.Read = append(append([]int64(nil), pad...), h.Read...)
+		h.StartUnixNs -= -shift * w
+		shift = 0
+	}
+	n := int(shift) + max(len(writes), len(reads))
+	for len(h.Write) < n {
+		h.Write = append(h.Write, 0)
+	}
+	for len(h.Read) < len(h.Write) {
+		h.Read = append(h.Read, 0)
+	}
+	for len(h.Write) < len(h.Read) {
+		h.Write = append(h.Write, 0)
+	}
+	for i, b := range writes {
+		h.Write[int(shift)+i] += b
+	}
+	for i, b := range reads {
+		h.Read[int(shift)+i] += b
+	}
+	return true
+}
+
+// mergeBins sums each k consecutive bins into one.
+func mergeBins(bins []int64, k int) []int64 {
+	out := make([]int64, (len(bins)+k-1)/k)
+	for i, b := range bins {
+		out[i/k] += b
+	}
+	return out
+}
+
+// HeatmapPeriods is FTIO's analysis (job.PeriodsOf) of the job's heatmap
+// signal: a direction without a byte has none. Zero when there is no
+// heatmap signal.
+func (c *Collector) HeatmapPeriods() job.Periods {
+	if c.Heatmap == nil {
+		return job.Periods{}
+	}
+	sig := *c.Heatmap
+	if !anyBytes(sig.Write) {
+		sig.Write = nil
+	}
+	if !anyBytes(sig.Read) {
+		sig.Read = nil
+	}
+	return job.PeriodsOf(sig)
+}
+
+func anyBytes(bins []int64) bool {
+	for _, b := range bins {
+		if b != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // End implements summary.Observer.

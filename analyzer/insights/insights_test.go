@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -321,5 +322,52 @@ func TestFormats(t *testing.T) {
 		if c.got != c.want {
 			t.Errorf("%q, want %q", c.got, c.want)
 		}
+	}
+}
+
+// addHeatmap puts each rank's heatmap on the job's grid: bins of one log
+// add up; a log that started two bins later lands two bins later; one
+// that started earlier moves the grid's start back; a coarser width
+// merges the finer bins; a width that is no whole multiple is refused
+// and leaves the signal as it was.
+func TestAddHeatmap(t *testing.T) {
+	const w, t0 = int64(100), int64(1_000_000)
+	type add struct {
+		t0, w         int64
+		writes, reads []int64
+		ok            bool
+	}
+	for _, c := range []struct {
+		name          string
+		adds          []add
+		start, width  int64
+		writes, reads []int64
+	}{
+		{"ranks of one log", []add{{t0, w, []int64{1, 2}, []int64{0, 5}, true}, {t0, w, []int64{3, 0, 4}, []int64{1, 1, 1}, true}},
+			t0, w, []int64{4, 2, 4}, []int64{1, 6, 1}},
+		{"a later log", []add{{t0, w, []int64{1}, []int64{0}, true}, {t0 + 2*w, w, []int64{7}, []int64{0}, true}},
+			t0, w, []int64{1, 0, 7}, []int64{0, 0, 0}},
+		{"an earlier log", []add{{t0, w, []int64{1}, []int64{0}, true}, {t0 - w, w, []int64{7}, []int64{2}, true}},
+			t0 - w, w, []int64{7, 1}, []int64{2, 0}},
+		{"a coarser width", []add{{t0, w, []int64{1, 2, 3}, []int64{0, 0, 0}, true}, {t0, 2 * w, []int64{5}, []int64{1}, true}},
+			t0, 2 * w, []int64{8, 3}, []int64{1, 0}},
+		{"a finer width", []add{{t0, 2 * w, []int64{5}, []int64{1}, true}, {t0, w, []int64{1, 2, 3}, nil, true}},
+			t0, 2 * w, []int64{8, 3}, []int64{1, 0}},
+		{"no whole multiple", []add{{t0, 2 * w, []int64{5}, []int64{1}, true}, {t0, 3 * w, []int64{9}, []int64{9}, false}},
+			t0, 2 * w, []int64{5}, []int64{1}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			col := NewCollector(Thresholds{})
+			for i, a := range c.adds {
+				if ok := col.addHeatmap(a.t0, a.w, a.writes, a.reads); ok != a.ok {
+					t.Errorf("add %d: %v, want %v", i, ok, a.ok)
+				}
+			}
+			h := col.Heatmap
+			if h.StartUnixNs != c.start || h.WidthNs != c.width || !slices.Equal(h.Write, c.writes) || !slices.Equal(h.Read, c.reads) {
+				t.Errorf("signal from %d in bins of %d: writes %v reads %v; want from %d in %d: %v %v",
+					h.StartUnixNs, h.WidthNs, h.Write, h.Read, c.start, c.width, c.writes, c.reads)
+			}
+		})
 	}
 }

@@ -289,6 +289,40 @@ func TestFundamental(t *testing.T) {
 	}
 }
 
+// A period that falls between whole bins, as a checkpoint every 0.5 s
+// does in a Darshan heatmap of 0.2 s bins (bursts in bins 0, 2, 5, 7,
+// 10, ...: only twice the period lands on a whole lag), stays the period
+// and is not taken for a harmonic of 1 s; PeriodsOf finds it from the
+// bins alone, and a signal with no bytes read has no read period.
+func TestPeriodsOfBetweenBins(t *testing.T) {
+	const width, period = int64(200e6), 0.5
+	writes := make([]int64, 100)
+	for k := 0; float64(k)*period < 20; k++ {
+		writes[int(float64(k)*period/0.2)] += 4 << 20
+	}
+	per := PeriodsOf(Signal{StartUnixNs: 1.7e18, WidthNs: width, Write: writes})
+	if per.Read != nil || per.Write == nil || per.Both != per.Write {
+		t.Fatalf("periods %+v", per)
+	}
+	if p := per.Write.PeriodS; p == nil || math.Abs(*p-period) > 0.2/2 || per.Write.Multiple > 1 {
+		t.Errorf("period %v (multiple %d), want %v s within half a bin", p, per.Write.Multiple, period)
+	}
+	if m, r := fundamental(float64sOf(writes), 5, period); m != 1 {
+		t.Errorf("fundamental of a 2.5-bin period: multiple %d (autocorrelations %v), want 1", m, r)
+	}
+	if per := PeriodsOf(Signal{WidthNs: 0, Write: writes}); per.Write != nil {
+		t.Errorf("a signal without a bin width: %+v", per)
+	}
+}
+
+func float64sOf(x []int64) []float64 {
+	out := make([]float64, len(x))
+	for i, v := range x {
+		out[i] = float64(v)
+	}
+	return out
+}
+
 // The builder leaves the system's and the MPI runtime's files out of the
 // counts, the signal and the patterns, and counts them apart; a filtered
 // builder given no filter keeps them. A nonblocking read on a kept file

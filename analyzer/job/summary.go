@@ -184,6 +184,23 @@ func signalOf(p *Partial) (Signal, Periods) {
 	}
 	sig.Write, sig.Read = onGrid(&w), onGrid(&r)
 	sig.StartUnixNs, sig.WidthNs, sig.Fs = both.First*both.WidthNs, both.WidthNs, 1e9/float64(both.WidthNs)
+	return sig, PeriodsOf(sig)
+}
+
+// PeriodsOf runs FTIO on a bandwidth signal's writes, reads and both, as
+// Summarize does on the traced calls' signal: at the signal's own bins and
+// at each coarser resolution (periodOf). It serves signals built from
+// elsewhere, such as a Darshan log's HEATMAP bins. Write and Read, when
+// both present, must have the same length; a nil one has no period.
+func PeriodsOf(sig Signal) Periods {
+	var per Periods
+	if sig.WidthNs <= 0 || (sig.Write == nil && sig.Read == nil) {
+		return per
+	}
+	if sig.Write != nil && sig.Read != nil && len(sig.Write) != len(sig.Read) {
+		return per
+	}
+	fs := 1e9 / float64(sig.WidthNs)
 	t0 := float64(sig.StartUnixNs) / 1e9
 	analyze := func(bytes []int64) *Period {
 		if bytes == nil {
@@ -191,13 +208,13 @@ func signalOf(p *Partial) (Signal, Periods) {
 		}
 		x := make([]float64, len(bytes))
 		for i, v := range bytes {
-			x[i] = float64(v) * sig.Fs
+			x[i] = float64(v) * fs
 		}
-		return periodOf(x, t0, both.WidthNs)
+		return periodOf(x, t0, sig.WidthNs)
 	}
 	var sum []int64
 	if sig.Write != nil && sig.Read != nil {
-		sum = make([]int64, len(both.Bins))
+		sum = make([]int64, len(sig.Write))
 		for i := range sum {
 			sum[i] = sig.Write[i] + sig.Read[i]
 		}
@@ -210,7 +227,7 @@ func signalOf(p *Partial) (Signal, Periods) {
 			per.Both = per.Read
 		}
 	}
-	return sig, per
+	return per
 }
 
 // periodOf runs FTIO on the signal x (bytes/s in bins of width ns from
@@ -324,6 +341,7 @@ func periodOf(x []float64, t0 float64, width int64) *Period {
 // and the autocorrelations at 1 to 4 periods (within 3%, as periods
 // jitter; NaN past half the signal).
 func fundamental(x []float64, fs, period float64) (int, []float64) {
+	const minFundamentalLag = 4
 	lag := period * fs
 	sm := ftio.Smooth(x, max(1, int(math.Round(lag/8))))
 	r := make([]float64, 4)
@@ -337,7 +355,10 @@ func fundamental(x []float64, fs, period float64) (int, []float64) {
 			best = math.Max(best, c)
 		}
 	}
-	if math.IsNaN(r[0]) {
+	// A period of fewer than minFundamentalLag samples falls between
+	// whole lags (2.5 bins of a Darshan heatmap): only its multiple
+	// lands on one, and would win for that alone.
+	if math.IsNaN(r[0]) || lag < minFundamentalLag {
 		return 1, r
 	}
 	for m, c := range r {

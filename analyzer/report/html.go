@@ -415,7 +415,7 @@ func (r *Report) procTable(procs []*insights.Proc) Table {
 }
 
 func (r *Report) periodFacts(v *view) {
-	p, what := r.period()
+	p, what, fromHeatmap := r.period()
 	if p == nil {
 		v.PeriodNote = "The job moved too little data over time for a period analysis."
 		return
@@ -444,9 +444,38 @@ func (r *Report) periodFacts(v *view) {
 		add(fmt.Sprintf("phase %d", i+1), fmt.Sprintf("every %s s from %s s to %s s (p = %.3g)", plotkit.Num(ph.PeriodS),
 			secs(int64(ph.StartS*1e9)-r.start()), secs(int64(ph.EndS*1e9)-r.start()), ph.PValue))
 	}
-	add("signal", fmt.Sprintf("the bytes all processes moved, in %d bins of %s, from %s s to %s s", p.NSamples, insights.Dur(int64(1e9/p.Fs)),
+	from := "the bytes all processes moved"
+	if fromHeatmap {
+		from = "the bytes all ranks moved by Darshan's HEATMAP records (MPI-IO's, else POSIX's, plus STDIO's: each byte once)"
+	}
+	add("signal", fmt.Sprintf("%s, in %d bins of %s, from %s s to %s s", from, p.NSamples, insights.Dur(int64(1e9/p.Fs)),
 		secs(int64(p.TStart*1e9)-r.start()), secs(int64(p.TEnd*1e9)-r.start())))
+	if fromHeatmap {
+		w := r.Stats.Heatmap.WidthNs
+		add("time resolution", fmt.Sprintf("the heatmap's bins of %s (the log has no DXT): a period shorter than two bins (%s) cannot be seen, and one is known to about a bin's width",
+			insights.Dur(w), insights.Dur(2*w)))
+	} else if r.HeatmapPeriod != nil && r.Stats.HeatmapWithDXT {
+		// The log's heatmap too: a check of DXT's period at the coarser
+		// resolution most logs a center keeps have.
+		hp, hwhat := pickPeriod(*r.HeatmapPeriod)
+		w := r.Stats.Heatmap.WidthNs
+		switch {
+		case hp == nil:
+			add("from the heatmap", fmt.Sprintf("too little data in Darshan's HEATMAP (bins of %s)", insights.Dur(w)))
+		case hp.PeriodS == nil:
+			add("from the heatmap", fmt.Sprintf("%s: none found (%s) in Darshan's HEATMAP, bins of %s", hwhat, hp.Verdict, insights.Dur(w)))
+		default:
+			add("from the heatmap", fmt.Sprintf("%s: %s s, verdict %s, from Darshan's HEATMAP in bins of %s (the period above is from DXT)",
+				hwhat, plotkit.Num(*hp.PeriodS), hp.Verdict, insights.Dur(w)))
+		}
+	}
+	if n := r.Stats.HeatmapSkipped; n > 0 && (fromHeatmap || r.HeatmapPeriod != nil) {
+		add("left out", fmt.Sprintf("%d ranks' heatmaps, whose bin width did not fit the others'", n))
+	}
 	v.PeriodNote = "FTIO's method (Tarraf et al.) on the job's bandwidth at several sampling resolutions; the candidates are the spectral bins whose z-score passes the threshold. A periodic job can have its bursts absorbed by a burst buffer or staged asynchronously; `iopred period --job` prints every figure."
+	if fromHeatmap {
+		v.PeriodNote = "FTIO's method (Tarraf et al.) on the job's bandwidth from Darshan's HEATMAP records, at their bins and coarser ones; the log has no DXT, so the bins' width bounds the periods that can be seen. `iopred period` on the log prints every figure."
+	}
 }
 
 func pctOf(x *float64) string {

@@ -328,10 +328,14 @@ func (r *Report) sizes() (*plotkit.Figure, error) {
 
 // periodFigure draws the job signal FTIO analysed and its spectrum.
 func (r *Report) periodFigure() (*plotkit.Figure, error) {
-	p, what := r.period()
+	p, what, fromHeatmap := r.period()
 	if p == nil || len(p.Signal) == 0 {
 		return nil, nil
 	}
-	opt := ftioplot.Options{Origin: float64(r.start()) / 1e9, Start: summary.FormatDate(r.start()), What: "the job's " + what}
+	what = "the job's " + what
+	if fromHeatmap {
+		what += fmt.Sprintf(" (Darshan HEATMAP, bins of %s)", insights.Dur(r.Stats.Heatmap.WidthNs))
+	}
+	opt := ftioplot.Options{Origin: float64(r.start()) / 1e9, Start: summary.FormatDate(r.start()), What: what}
 	return ftioplot.Figure(p.Result, opt)
 }

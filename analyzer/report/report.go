@@ -49,6 +49,11 @@ type Report struct {
 	Options     Options
 	// Problems are the traces that could not be read to their end.
 	Problems []string
+	// HeatmapPeriod is FTIO's analysis of the job's bandwidth from Darshan
+	// HEATMAP records (insights.Collector.Heatmap), nil without heatmaps:
+	// the period section's when the traced calls give none (a log
+	// without DXT), a check of theirs when the log has DXT too.
+	HeatmapPeriod *job.Periods
 }
 
 // Build reads the traces and computes the report. A trace that is
@@ -69,6 +74,10 @@ func Build(traces []string, opt Options) (*Report, error) {
 	}
 	r := &Report{Traces: traces, Summary: sum, Stats: col, Findings: col.Findings(), Options: opt}
 	r.Options.Thresholds = col.Thresholds()
+	if col.Heatmap != nil {
+		per := col.HeatmapPeriods()
+		r.HeatmapPeriod = &per
+	}
 	for _, p := range sum.Processes {
 		if p.Problem != "" {
 			r.Problems = append(r.Problems, p.Problem)
@@ -133,15 +142,29 @@ func (r *Report) procs() []*insights.Proc {
 }
 
 // period returns the job's period analysis worth showing: the writes',
-// else the reads', else both's, preferring one that found a period.
-func (r *Report) period() (*job.Period, string) {
-	if r.Job == nil {
-		return nil, ""
+// else the reads', else both's, preferring one that found a period; from
+// the traced calls, else from the Darshan heatmaps (fromHeatmap).
+func (r *Report) period() (p *job.Period, what string, fromHeatmap bool) {
+	if r.Job != nil {
+		if p, what = pickPeriod(r.Job.Period); p != nil {
+			return p, what, false
+		}
 	}
+	if r.HeatmapPeriod != nil {
+		if p, what = pickPeriod(*r.HeatmapPeriod); p != nil {
+			return p, what, true
+		}
+	}
+	return nil, "", false
+}
+
+// pickPeriod returns the writes', else the reads', else both's analysis,
+// preferring one that found a period.
+func pickPeriod(per job.Periods) (*job.Period, string) {
 	cands := []struct {
 		p    *job.Period
 		what string
-	}{{r.Job.Period.Write, "writes"}, {r.Job.Period.Read, "reads"}, {r.Job.Period.Both, "reads and writes"}}
+	}{{per.Write, "writes"}, {per.Read, "reads"}, {per.Both, "reads and writes"}}
 	for _, c := range cands {
 		if c.p != nil && c.p.PeriodS != nil {
 			return c.p, c.what

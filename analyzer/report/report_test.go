@@ -2,6 +2,8 @@ package report
 
 import (
 	"bytes"
+	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"html"
 	"math"
@@ -12,9 +14,12 @@ import (
 	"sync"
 	"testing"
 
+	"iopred/analyzer/insights"
+	"iopred/analyzer/plotkit"
 	"iopred/tests/interop"
 	"iopred/tracefmt"
-	_ "iopred/tracefmt/darshan"
+	"iopred/tracefmt/darshan"
+	"iopred/tracefmt/darshan/darshantest"
 	_ "iopred/tracefmt/dftracer"
 )
 
@@ -364,4 +369,197 @@ func TestReportDFTracerDefaultSettings(t *testing.T) {
 			t.Errorf("page lacks %q", want)
 		}
 	}
+}
+
+// TestReportPeriodFromHeatmap proves that the report's period section
+// works from Darshan's HEATMAP records when a log has no DXT and states
+// their time resolution: on the Python job's log (0.8 s bins) the signal
+// it analyses holds every byte darshan-parser counts in the POSIX and
+// STDIO heatmaps (tests/interop/darshan/reference), in the log's bins.
+// On the checkpoint log (4 MiB every 0.5 s, DXT and 0.2 s heatmap bins)
+// the period stays DXT's, and the heatmap's, shown beside it, is the
+// program's 0.5 s within 2% and DXT's within a bin. A log with neither
+// has no heatmap period.
+func TestReportPeriodFromHeatmap(t *testing.T) {
+	for _, c := range []struct {
+		log           string
+		binNs         int64
+		read, written int64 // darshan-parser's heatmap totals
+		dxt           bool
+	}{
+		{"darshan-logs/snyder_python3_id3116902-2110365_12-19-66957-188958432683465822_1", 800_000_000, 13096 + 246, 523926517 + 440, false},
+		{"iopred/ckpt-dxt-heatmap", 200_000_000, -1, -1, true}, // from reference/ckpt-dxt-heatmap.json
+		{"darshan-logs/mpi-io-test-x86_64-3.2.1", 0, 0, 0, false},
+	} {
+		t.Run(filepath.Base(c.log), func(t *testing.T) {
+			traces, err := tracefmt.Discover(interop.Path(t, "darshan/"+c.log+".darshan"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep, err := Build(traces, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.binNs == 0 {
+				if rep.HeatmapPeriod != nil || rep.Stats.Heatmap != nil {
+					t.Errorf("a heatmap period on a log without heatmaps")
+				}
+				return
+			}
+			if c.read < 0 {
+				c.read, c.written = referenceHeatmapTotals(t, "darshan/reference/"+filepath.Base(c.log)+".json")
+			}
+			sig := rep.Stats.Heatmap
+			if sig == nil || rep.HeatmapPeriod == nil {
+				t.Fatal("no heatmap signal")
+			}
+			var read, written int64
+			for i := range sig.Write {
+				read, written = read+sig.Read[i], written+sig.Write[i]
+			}
+			if sig.WidthNs != c.binNs || read != c.read || written != c.written || sig.StartUnixNs != rep.start() {
+				t.Errorf("heatmap signal: bins of %d ns from %d, %d bytes read and %d written; want %d ns from %d, %d and %d",
+					sig.WidthNs, sig.StartUnixNs, read, written, c.binNs, rep.start(), c.read, c.written)
+			}
+			p, what, fromHeatmap := rep.period()
+			if p == nil || fromHeatmap == c.dxt {
+				t.Fatalf("period %v of the %s, from the heatmap %v", p, what, fromHeatmap)
+			}
+			page := html.UnescapeString(render(t, rep))
+			res := fmt.Sprintf("the heatmap's bins of %s (the log has no DXT)", insights.Dur(c.binNs))
+			if strings.Contains(page, res) == c.dxt {
+				t.Errorf("time resolution %q shown: %v", res, !c.dxt)
+			}
+			if !c.dxt {
+				if len(p.Resolutions) == 0 || p.Resolutions[0].Fs != 1e9/float64(c.binNs) || p.Resolutions[0].NSamples != len(sig.Write) {
+					t.Errorf("analysed at %+v, not first at the heatmap's %d bins", p.Resolutions, len(sig.Write))
+				}
+				return
+			}
+			hp, _ := pickPeriod(*rep.HeatmapPeriod)
+			if p.PeriodS == nil || hp == nil || hp.PeriodS == nil {
+				t.Fatalf("no period: DXT %v, heatmap %v", p, hp)
+			}
+			dxt, heat := *p.PeriodS, *hp.PeriodS
+			t.Logf("period from DXT %.4f s (%s), from the heatmap (0.2 s bins) %.4f s (%s)", dxt, p.Verdict, heat, hp.Verdict)
+			for _, got := range []float64{dxt, heat} {
+				if math.Abs(got-0.5)/0.5 > 0.02 {
+					t.Errorf("period %.4f s, want 0.5 s within 2%%", got)
+				}
+			}
+			if math.Abs(dxt-heat) > 0.2 {
+				t.Errorf("DXT's period %.4f s and the heatmap's %.4f s differ by more than a bin", dxt, heat)
+			}
+			if want := fmt.Sprintf("writes: %s s, verdict %s, from Darshan's HEATMAP in bins of 200.00 ms", plotkit.Num(heat), hp.Verdict); !strings.Contains(page, want) {
+				t.Errorf("page lacks %q", want)
+			}
+		})
+	}
+}
+
+// referenceHeatmapTotals sums the bytes read and written of every layer's
+// heatmap in a reference file regen.py wrote from darshan-parser.
+func referenceHeatmapTotals(t *testing.T, ref string) (read, written int64) {
+	t.Helper()
+	b, err := os.ReadFile(interop.Path(t, ref))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		Heatmap map[string]struct {
+			Read    int64 `json:"bytes_read"`
+			Written int64 `json:"bytes_written"`
+		} `json:"heatmap"`
+	}
+	if err := json.Unmarshal(b, &r); err != nil || len(r.Heatmap) == 0 {
+		t.Fatalf("%s: no heatmap totals (%v)", ref, err)
+	}
+	for _, h := range r.Heatmap {
+		read, written = read+h.Read, written+h.Written
+	}
+	return read, written
+}
+
+// TestReportPeriodFromHeatmapWithoutDXT proves the period section on a
+// log with a real heatmap and no DXT: the checkpoint log's heatmap bins
+// (Darshan 3.5.0's, 0.2 s wide) written into a log without its DXT
+// module. The report's period comes from them, is the program's 0.5 s
+// within 2% and within a bin of the period DXT gives on the original log,
+// and the page states the resolution.
+func TestReportPeriodFromHeatmapWithoutDXT(t *testing.T) {
+	orig := interop.Path(t, "darshan/iopred/ckpt-dxt-heatmap.darshan")
+	l, err := darshan.Open(orig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	le := binary.LittleEndian
+	var recs []byte
+	names := map[uint64]string{}
+	for _, h := range l.Heatmaps {
+		recs = append(recs, heatmapRecord(le, h.ID, h.Rank, h.BinWidth, h.Writes, h.Reads)...)
+		names[h.ID] = "heatmap:" + h.Layer
+	}
+	// The file's POSIX counters, as every log with a heatmap has them.
+	ints, floats, err := darshan.CounterNames(darshan.ModPOSIX, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names[1] = "/scratch/ckpt.dat"
+	posix := darshantest.Counters(le, ints, floats, 1, 0, map[string]int64{"POSIX_OPENS": 1, "POSIX_WRITES": 40, "POSIX_BYTES_WRITTEN": 40 << 22}, nil)
+	spec := darshantest.Log{Order: le, UID: 1, JobID: 9, NProcs: 1, StartSec: l.Job.Start.Unix(), EndSec: l.Job.End.Unix(),
+		StartNsec: int64(l.Job.Start.Nanosecond()), EndNsec: int64(l.Job.End.Nanosecond()), Exe: "/bin/ckpt", Names: names,
+		Modules: []darshantest.Module{{Slot: int(darshan.ModPOSIX), Version: 4, Data: posix}, {Slot: 15, Version: 1, Data: recs}}}
+	log := filepath.Join(t.TempDir(), "ckpt-heatmap-only.darshan")
+	if err := os.WriteFile(log, spec.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	periodOf := func(path string) (*Report, float64, bool) {
+		traces, err := tracefmt.Discover(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := Build(traces, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, what, fromHeatmap := rep.period()
+		if p == nil || p.PeriodS == nil || what != "writes" {
+			t.Fatalf("%s: traces %v heat %+v period %+v of the %s", path, traces, rep.Stats.Heatmap, p, what)
+		}
+		return rep, *p.PeriodS, fromHeatmap
+	}
+	_, dxt, fromHeatmap := periodOf(orig)
+	if fromHeatmap {
+		t.Fatal("the log with DXT: period from the heatmap")
+	}
+	rep, heat, fromHeatmap := periodOf(log)
+	if !fromHeatmap {
+		t.Fatal("the log without DXT: period not from the heatmap")
+	}
+	t.Logf("report's period from DXT %.4f s, from the heatmap alone %.4f s", dxt, heat)
+	if math.Abs(heat-0.5)/0.5 > 0.02 || math.Abs(heat-dxt) > 0.2 {
+		t.Errorf("period from the heatmap %.4f s; want 0.5 s within 2%% and DXT's %.4f s within a bin", heat, dxt)
+	}
+	page := html.UnescapeString(render(t, rep))
+	for _, want := range []string{"period of the writes</dt><dd>" + plotkit.Num(heat) + " s", "the heatmap's bins of 200.00 ms (the log has no DXT)",
+		"by Darshan's HEATMAP records"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+}
+
+// heatmapRecord lays out one of Darshan's HEATMAP records: base record,
+// bin width, bin count, two pointer slots, the write bins, the read bins.
+func heatmapRecord(bo binary.AppendByteOrder, id uint64, rank int64, width float64, writes, reads []int64) []byte {
+	var b []byte
+	b = bo.AppendUint64(b, id)
+	b = bo.AppendUint64(b, uint64(rank))
+	b = bo.AppendUint64(b, math.Float64bits(width))
+	b = bo.AppendUint64(b, uint64(len(writes)))
+	b = append(b, make([]byte, 16)...)
+	for _, v := range append(append([]int64(nil), writes...), reads...) {
+		b = bo.AppendUint64(b, uint64(v))
+	}
+	return b
 }
