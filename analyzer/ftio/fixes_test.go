@@ -156,3 +156,49 @@ func TestLayer(t *testing.T) {
 		t.Error("layer hdf5: no error")
 	}
 }
+
+// TestLengthenKeepsVolumePerBurst proves that when the period is made a
+// multiple of the one the spectrum picked (a harmonic of a burst train),
+// the volume per period is one burst's again: measured over the
+// harmonic's shorter windows it is half a burst (windows with and without
+// one), which is what the report printed before.
+func TestLengthenKeepsVolumePerBurst(t *testing.T) {
+	const perBurst, fs = 4194304.0, 5.0
+	for _, tc := range []struct {
+		name           string
+		bursts, period int // samples
+		m              int
+	}{
+		{"40 bursts every 10 samples, seen at half", 40, 10, 2},
+		{"24 bursts every 12 samples, seen at a third", 24, 12, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			x := make([]float64, tc.bursts*tc.period)
+			for b := 0; b < tc.bursts; b++ {
+				x[b*tc.period] = perBurst * fs
+			}
+			res, err := AnalyzeSignal(x, 0, fs, Options{})
+			if err != nil || res.PeriodS == nil {
+				t.Fatalf("no period (%v)", err)
+			}
+			// The harmonic the spectrum may pick instead: m times the
+			// frequency, its phase m times the fundamental's.
+			f := *res.FreqHz * float64(tc.m)
+			period := 1 / f
+			h := res
+			h.FreqHz, h.PeriodS, h.Phase = &f, &period, res.Phase*float64(tc.m)
+			v := volumePerPeriod(x, 0, fs, f, h.Phase)
+			h.VolumePerPeriod = &v
+			if math.Abs(v-perBurst) < 0.25*perBurst {
+				t.Fatalf("the harmonic's volume per period is %.4g B: the test's premise (it is less than a burst) fails", v)
+			}
+			h.Lengthen(tc.m)
+			if math.Abs(*h.PeriodS-*res.PeriodS) > 1e-9 || math.Abs(*h.FreqHz-*res.FreqHz) > 1e-9 {
+				t.Errorf("lengthened period %g s (%g Hz), want %g s", *h.PeriodS, *h.FreqHz, *res.PeriodS)
+			}
+			if got := *h.VolumePerPeriod; math.Abs(got-perBurst) > 1e-6*perBurst {
+				t.Errorf("volume per period after Lengthen(%d) %.6g B, want %.6g", tc.m, got, perBurst)
+			}
+		})
+	}
+}

@@ -793,7 +793,33 @@ func cosineMetrics(res *Result, x []float64, t0, fs, f float64) {
 // phases and each period holds one phase whole, the partial periods at
 // the ends included.
 func volumePerPeriod(x []float64, t0, fs, f, phase float64) float64 {
-	per := fs / f
+	return volumeBetweenTroughs(x, t0, fs, f, phase, 1)
+}
+
+// Lengthen makes the period m times the one the spectrum found, as when
+// the time domain shows the signal repeating at m of FTIO's periods and
+// not at one (FTIO picked a harmonic of a burst train): the period, the
+// frequency and the volume per period follow. The volume's windows are m
+// of the dominant cosine's periods long and still start at one of its
+// troughs, so each holds one burst whole.
+func (r *Result) Lengthen(m int) {
+	if m <= 1 || r.PeriodS == nil || r.FreqHz == nil {
+		return
+	}
+	f := *r.FreqHz
+	period, freq := *r.PeriodS*float64(m), f/float64(m)
+	r.PeriodS, r.FreqHz = &period, &freq
+	if r.VolumePerPeriod != nil && len(r.Signal) > 0 && r.Fs > 0 {
+		v := volumeBetweenTroughs(r.Signal, r.TStart, r.Fs, f, r.Phase, m)
+		r.VolumePerPeriod = &v
+	}
+}
+
+// volumeBetweenTroughs is the median of the bytes in windows of the
+// given number of periods of the cosine of frequency f and phase, cut at
+// its troughs.
+func volumeBetweenTroughs(x []float64, t0, fs, f, phase float64, periods int) float64 {
+	per := fs / f * float64(periods)
 	// The cosine's trough is at 2πf·t + phase = π (mod 2π).
 	trough := (math.Pi - phase) / (2 * math.Pi * f)
 	first := math.Mod((trough-t0)*fs, per)

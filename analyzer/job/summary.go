@@ -313,9 +313,8 @@ func periodOf(x []float64, t0 float64, width int64) *Period {
 			return p
 		}
 		if p.Multiple > 1 {
-			m := float64(p.Multiple)
-			period, freq := *p.PeriodS*m, *p.FreqHz/m
-			p.PeriodS, p.FreqHz, p.Fundamental = &period, &freq, true
+			p.Lengthen(p.Multiple)
+			p.Fundamental = true
 		}
 		// FTIO's z-score says a bin stands out of the spectrum, which a
 		// few bursts at random times also make; the period must beat
