@@ -196,6 +196,12 @@ type Collector struct {
 	// OtherSizes).
 	Sizes      [2]map[int64]uint64
 	OtherSizes [2]uint64
+	// sizeOrder lists each direction's Sizes in the order they were
+	// first seen, which decides the sizes a later share may still add.
+	sizeOrder [2][]int64
+	// maxSizes bounds Sizes: the package's maxSizes, or more in a share
+	// (NewShareCollector).
+	maxSizes int
 
 	cur *Proc
 	t0  int64
@@ -215,7 +221,7 @@ func (c *Collector) Thresholds() Thresholds { return c.th }
 // under which a request is small, the alignment).
 func NewCollector(th Thresholds) *Collector {
 	return &Collector{th: th.withDefaults(), Files: map[string]*File{},
-		Sizes: [2]map[int64]uint64{{}, {}}}
+		Sizes: [2]map[int64]uint64{{}, {}}, maxSizes: maxSizes}
 }
 
 var _ summary.Observer = (*Collector)(nil)
@@ -434,8 +440,11 @@ func (c *Collector) access(f *File, fp *FileProc, e *tracefmt.Event) {
 	if n < c.th.SmallBytes {
 		a.Small++
 	}
-	if m := c.Sizes[d]; m[n] > 0 || len(m) < maxSizes {
+	if m := c.Sizes[d]; m[n] > 0 {
 		m[n]++
+	} else if len(m) < c.maxSizes {
+		m[n]++
+		c.sizeOrder[d] = append(c.sizeOrder[d], n)
 	} else {
 		c.OtherSizes[d]++
 	}

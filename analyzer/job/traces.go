@@ -1,6 +1,7 @@
 package job
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -9,7 +10,10 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/vmihailenco/msgpack/v5"
+
 	"iopred/analyzer/pathfilter"
+	"iopred/internal/msgcheck"
 	"iopred/predictor"
 	"iopred/tracefmt"
 )
@@ -58,16 +62,37 @@ type Options struct {
 
 // FromTracesWith is FromTraces with options.
 func FromTracesWith(paths []string, opt Options) (*Summary, []string, error) {
-	filter := defaultFilter
+	plan, err := NewPlan(paths, opt)
+	if err != nil {
+		return nil, nil, err
+	}
+	return plan.Summarize([]*Results{plan.Read(0, len(paths))})
+}
+
+// Plan is how the job view of a set of traces is read: as an MPI job's
+// ranks, or as processes taken for ranks 0, 1, ... (Options.Processes,
+// when no trace has a rank). Its traces can be read in shares, by
+// different processes (an analysis spread over MPI ranks), and the
+// shares' Results combined into the summary FromTracesWith gives.
+type Plan struct {
+	paths     []string
+	opt       Options
+	filter    *pathfilter.Filter
+	processes bool
+}
+
+// NewPlan looks at the traces' headers to choose how they are read.
+func NewPlan(paths []string, opt Options) (*Plan, error) {
+	p := &Plan{paths: paths, opt: opt, filter: defaultFilter}
 	if opt.AllPaths {
-		filter = nil
+		p.filter = nil
 	}
 	if opt.Processes {
 		ranked := false
 		for _, path := range paths {
 			r, err := tracefmt.Open(path)
 			if err != nil {
-				return nil, nil, err
+				return nil, err
 			}
 			ranked = r.Header().Rank != nil
 			r.Close()
@@ -75,16 +100,185 @@ func FromTracesWith(paths []string, opt Options) (*Summary, []string, error) {
 				break
 			}
 		}
-		if !ranked {
-			return fromProcesses(paths, filter, !opt.NoAccuracy, opt.Jobs)
+		p.processes = !ranked
+	}
+	return p, nil
+}
+
+// Read reads the traces lo to hi-1 into their partials, on opt.Jobs
+// goroutines.
+func (p *Plan) Read(lo, hi int) *Results {
+	paths := p.paths[lo:hi]
+	if p.processes {
+		return &Results{First: lo, res: readPartials(paths, p.opt.Jobs, func(i int, path string) rankResult {
+			var res rankResult
+			res.p, _, _, res.err = rankPartial(path, lo+i, p.filter, !p.opt.NoAccuracy)
+			return res
+		})}
+	}
+	return &Results{First: lo, res: readPartials(paths, p.opt.Jobs, func(_ int, path string) rankResult {
+		var res rankResult
+		res.p, res.rank, res.usedMPI, res.err = rankPartial(path, -1, p.filter, !p.opt.NoAccuracy)
+		return res
+	})}
+}
+
+// Summarize merges the Results of every share of the traces, in the order
+// of the traces, into the job summary.
+func (p *Plan) Summarize(parts []*Results) (*Summary, []string, error) {
+	results, err := joinResults(len(p.paths), parts)
+	if err != nil {
+		return nil, nil, err
+	}
+	if p.processes {
+		return fromProcesses(p.paths, results)
+	}
+	return fromRankResults(p.paths, results)
+}
+
+// Results are the partials read from a contiguous share of the traces,
+// starting at trace First: what one process of an analysis spread over
+// MPI ranks sends to the one that merges them (Encode, DecodeResults).
+type Results struct {
+	First int
+	res   []rankResult
+}
+
+// joinResults puts the shares' results in the order of the n traces; the
+// shares must cover them exactly.
+func joinResults(n int, parts []*Results) ([]rankResult, error) {
+	if len(parts) == 1 && parts[0].First == 0 && len(parts[0].res) == n {
+		return parts[0].res, nil
+	}
+	out := make([]rankResult, 0, n)
+	for _, r := range parts {
+		if r.First != len(out) {
+			return nil, fmt.Errorf("job: the shares of the traces start at %d, not %d", r.First, len(out))
+		}
+		out = append(out, r.res...)
+	}
+	if len(out) != n {
+		return nil, fmt.Errorf("job: the shares cover %d traces of %d", len(out), n)
+	}
+	return out, nil
+}
+
+// ResultsOf are the partials TraceReaders built, for traces first to
+// first+len(readers)-1 (a nil reader for a trace left out).
+func ResultsOf(first int, readers []*TraceReader) *Results {
+	out := &Results{First: first, res: make([]rankResult, len(readers))}
+	for i, t := range readers {
+		if t != nil {
+			out.res[i] = t.res
+		} else {
+			out.res[i] = rankResult{rank: -1}
 		}
 	}
-	results := readPartials(paths, opt.Jobs, func(_ int, path string) rankResult {
-		var res rankResult
-		res.p, res.rank, res.usedMPI, res.err = rankPartial(path, -1, filter, !opt.NoAccuracy)
-		return res
-	})
+	return out
+}
+
+// FromResults is FromTraceReaders over shares of the traces read
+// elsewhere: the traces' ranks are their own.
+func FromResults(paths []string, parts []*Results) (*Summary, []string, error) {
+	results, err := joinResults(len(paths), parts)
+	if err != nil {
+		return nil, nil, err
+	}
 	return fromRankResults(paths, results)
+}
+
+// wireResult is a rankResult as MessagePack carries it.
+type wireResult struct {
+	Partial []byte `msgpack:"p"`
+	Rank    int    `msgpack:"r"`
+	UsedMPI bool   `msgpack:"m"`
+	// Err is the reading's error message; Truncated, when the error was
+	// a truncation, its details (what the merge tells from other errors).
+	Err       string                   `msgpack:"e"`
+	Truncated *tracefmt.TruncatedError `msgpack:"t"`
+}
+
+// wireError is an error read back from another process: its message, and
+// the truncation it was, if any.
+type wireError struct {
+	msg       string
+	truncated *tracefmt.TruncatedError
+}
+
+func (e *wireError) Error() string { return e.msg }
+
+func (e *wireError) Unwrap() error {
+	if e.truncated == nil {
+		return nil
+	}
+	return e.truncated
+}
+
+// Encode serialises the results (MessagePack).
+func (r *Results) Encode() ([]byte, error) {
+	w := struct {
+		First int          `msgpack:"f"`
+		Res   []wireResult `msgpack:"r"`
+	}{First: r.First, Res: make([]wireResult, len(r.res))}
+	for i, x := range r.res {
+		o := &w.Res[i]
+		o.Rank, o.UsedMPI = x.rank, x.usedMPI
+		if x.p != nil {
+			b, err := x.p.Encode()
+			if err != nil {
+				return nil, err
+			}
+			o.Partial = b
+		}
+		if x.err != nil {
+			o.Err = x.err.Error()
+			var te *tracefmt.TruncatedError
+			if errors.As(x.err, &te) {
+				o.Truncated = te
+			}
+		}
+	}
+	var buf bytes.Buffer
+	enc := msgpack.NewEncoder(&buf)
+	enc.UseCompactInts(true)
+	if err := enc.Encode(&w); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// DecodeResults reads results Encode wrote (another process's message:
+// each partial is checked as Decode checks it).
+func DecodeResults(b []byte) (*Results, error) {
+	if err := msgcheck.Check(b); err != nil {
+		return nil, fmt.Errorf("job: results: %w", err)
+	}
+	var w struct {
+		First int          `msgpack:"f"`
+		Res   []wireResult `msgpack:"r"`
+	}
+	if err := msgpack.NewDecoder(bytes.NewReader(b)).Decode(&w); err != nil {
+		return nil, fmt.Errorf("job: results: %w", err)
+	}
+	if w.First < 0 {
+		return nil, fmt.Errorf("job: results: first trace %d", w.First)
+	}
+	out := &Results{First: w.First, res: make([]rankResult, len(w.Res))}
+	for i, x := range w.Res {
+		r := rankResult{rank: x.Rank, usedMPI: x.UsedMPI}
+		if x.Partial != nil {
+			p, err := Decode(x.Partial)
+			if err != nil {
+				return nil, err
+			}
+			r.p = p
+		}
+		if x.Err != "" || x.Truncated != nil {
+			r.err = &wireError{msg: x.Err, truncated: x.Truncated}
+		}
+		out.res[i] = r
+	}
+	return out, nil
 }
 
 // fromRankResults merges the partials read from the traces at paths.
@@ -148,8 +342,8 @@ func fromRankResults(paths []string, results []rankResult) (*Summary, []string, 
 }
 
 // fromProcesses is the job view of traces without ranks, trace i taken
-// for rank i.
-func fromProcesses(paths []string, filter *pathfilter.Filter, replay bool, jobs int) (*Summary, []string, error) {
+// for rank i, from their partials.
+func fromProcesses(paths []string, results []rankResult) (*Summary, []string, error) {
 	if len(paths) == 0 {
 		return nil, nil, errors.New("job: no trace")
 	}
@@ -159,13 +353,9 @@ func fromProcesses(paths []string, filter *pathfilter.Filter, replay bool, jobs 
 	var warnings []string
 	var firstErr error
 	parts := make([]*Partial, len(paths))
-	results := readPartials(paths, jobs, func(i int, path string) rankResult {
-		var res rankResult
-		res.p, _, _, res.err = rankPartial(path, i, filter, replay)
-		return res
-	})
 	for i := range paths {
 		p, err := results[i].p, results[i].err
+		results[i] = rankResult{}
 		if err != nil {
 			warnings = append(warnings, err.Error())
 			var te *tracefmt.TruncatedError
@@ -367,15 +557,7 @@ func OpenFailed(path string, err error) *TraceReader {
 // FromTraceReaders is FromTraces over partials already read, one per path
 // in the order of paths (nil for a trace left out).
 func FromTraceReaders(paths []string, readers []*TraceReader) (*Summary, []string, error) {
-	results := make([]rankResult, len(paths))
-	for i, t := range readers {
-		if t != nil {
-			results[i] = t.res
-		} else {
-			results[i] = rankResult{rank: -1}
-		}
-	}
-	return fromRankResults(paths, results)
+	return FromResults(paths, []*Results{ResultsOf(0, readers)})
 }
 
 // SummaryPath is where rank 0 writes the job summary, beside its trace.

@@ -250,6 +250,19 @@ func (w *World) Gather(b []byte) ([][]byte, error) {
 	return out, nil
 }
 
+// Decide returns rank 0's v on every rank (MPI_Bcast): a choice only rank
+// 0 can make, which the other ranks must follow into the next collective.
+func (w *World) Decide(v bool) (bool, error) {
+	var b [1]byte
+	if v {
+		b[0] = 1
+	}
+	if rc := C.mpi_bcast(unsafe.Pointer(&b[0]), 1); rc != 0 {
+		return false, fmt.Errorf("mpi: MPI_Bcast failed (error %d)", int(rc))
+	}
+	return b[0] == 1, nil
+}
+
 // Finalize ends MPI; the World is of no further use.
 func (w *World) Finalize() error {
 	if w.done {
