@@ -7,6 +7,7 @@ import (
 
 	"github.com/vmihailenco/msgpack/v5"
 
+	"iopred/analyzer/job"
 	"iopred/internal/mpi"
 	"iopred/internal/msgcheck"
 )
@@ -87,4 +88,32 @@ func (m *mpiRun) gather(parts [][]byte, err error) ([][][]byte, error) {
 		return nil, firstErr
 	}
 	return out, nil
+}
+
+// jobViewMPI is job.FromTracesWith spread over the ranks of an MPI job:
+// each rank reads the partials of its share of the traces, rank 0 merges
+// them (the other ranks get nil).
+func jobViewMPI(m *mpiRun, traces []string, opt job.Options) (*job.Summary, []string, error) {
+	plan, err := job.NewPlan(traces, opt)
+	var parts [][]byte
+	if err == nil {
+		var b []byte
+		b, err = plan.Read(m.share(len(traces))).Encode()
+		parts = [][]byte{b}
+	}
+	all, err := m.gather(parts, err)
+	if err != nil || !m.root() {
+		return nil, nil, err
+	}
+	shares := make([]*job.Results, len(all))
+	for r, ps := range all {
+		if len(ps) != 1 {
+			return nil, nil, fmt.Errorf("MPI rank %d sent %d parts, not 1", r, len(ps))
+		}
+		if shares[r], err = job.DecodeResults(ps[0]); err != nil {
+			return nil, nil, fmt.Errorf("MPI rank %d: %w", r, err)
+		}
+		all[r] = nil
+	}
+	return plan.Summarize(shares)
 }
