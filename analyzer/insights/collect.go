@@ -12,6 +12,7 @@
 package insights
 
 import (
+	"slices"
 	"sort"
 	"strings"
 
@@ -243,6 +244,10 @@ func (c *Collector) End(p *summary.Process) {
 	c.cur.DurationNs, c.cur.MPIStartNs, c.cur.MPIEndNs, c.cur.Failed = p.DurationNs, p.MPIStartNs, p.MPIEndNs, p.Errors
 	c.cur.ReadSignal.Limit(SignalBins)
 	c.cur.WriteSignal.Limit(SignalBins)
+	// The bins shrank in place: a copy lets the trace's full-resolution
+	// array go, so that each process keeps SignalBins bins, not MaxBins.
+	c.cur.ReadSignal.Bins = slices.Clone(c.cur.ReadSignal.Bins)
+	c.cur.WriteSignal.Bins = slices.Clone(c.cur.WriteSignal.Bins)
 	c.cur = nil
 }
 

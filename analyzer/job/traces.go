@@ -1,7 +1,6 @@
 package job
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -10,10 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/vmihailenco/msgpack/v5"
-
 	"iopred/analyzer/pathfilter"
-	"iopred/internal/msgcheck"
 	"iopred/predictor"
 	"iopred/tracefmt"
 )
@@ -106,273 +102,118 @@ func NewPlan(paths []string, opt Options) (*Plan, error) {
 }
 
 // Read reads the traces lo to hi-1 into their partials, on opt.Jobs
-// goroutines.
+// goroutines, merging them as it goes.
 func (p *Plan) Read(lo, hi int) *Results {
 	paths := p.paths[lo:hi]
-	if p.processes {
-		return &Results{First: lo, res: readPartials(paths, p.opt.Jobs, func(i int, path string) rankResult {
-			var res rankResult
-			res.p, _, _, res.err = rankPartial(path, lo+i, p.filter, !p.opt.NoAccuracy)
-			return res
-		})}
+	var counts map[int]int
+	if !p.processes {
+		counts = rankCounts(p.paths, p.opt.Jobs)
 	}
-	return &Results{First: lo, res: readPartials(paths, p.opt.Jobs, func(_ int, path string) rankResult {
+	m := newMerger(lo, p.processes, counts)
+	readInOrder(paths, p.opt.Jobs, func(i int, path string) rankResult {
 		var res rankResult
-		res.p, res.rank, res.usedMPI, res.err = rankPartial(path, -1, p.filter, !p.opt.NoAccuracy)
+		if p.processes {
+			res.p, _, _, res.err = rankPartial(path, lo+i, p.filter, !p.opt.NoAccuracy)
+			res.rank = lo + i
+		} else {
+			res.p, res.rank, res.usedMPI, res.err = rankPartial(path, -1, p.filter, !p.opt.NoAccuracy)
+		}
 		return res
-	})}
+	}, m.add)
+	return &Results{m: m}
 }
 
 // Summarize merges the Results of every share of the traces, in the order
 // of the traces, into the job summary.
 func (p *Plan) Summarize(parts []*Results) (*Summary, []string, error) {
-	results, err := joinResults(len(p.paths), parts)
-	if err != nil {
-		return nil, nil, err
-	}
-	if p.processes {
-		return fromProcesses(p.paths, results)
-	}
-	return fromRankResults(p.paths, results)
+	return summarizeShares(p.paths, p.processes, parts)
 }
 
-// Results are the partials read from a contiguous share of the traces,
-// starting at trace First: what one process of an analysis spread over
-// MPI ranks sends to the one that merges them (Encode, DecodeResults).
-type Results struct {
-	First int
-	res   []rankResult
-}
-
-// joinResults puts the shares' results in the order of the n traces; the
-// shares must cover them exactly.
-func joinResults(n int, parts []*Results) ([]rankResult, error) {
-	if len(parts) == 1 && parts[0].First == 0 && len(parts[0].res) == n {
-		return parts[0].res, nil
-	}
-	out := make([]rankResult, 0, n)
+func summarizeShares(paths []string, processes bool, parts []*Results) (*Summary, []string, error) {
+	root := newMerger(0, processes, nil)
 	for _, r := range parts {
-		if r.First != len(out) {
-			return nil, fmt.Errorf("job: the shares of the traces start at %d, not %d", r.First, len(out))
+		if r.m.first != len(root.infos) {
+			return nil, nil, fmt.Errorf("job: the share of traces from %d follows traces up to %d", r.m.first, len(root.infos)-1)
 		}
-		out = append(out, r.res...)
+		if r.m.processes != processes {
+			return nil, nil, errors.New("job: shares of traces read as ranks and as processes")
+		}
+		root.absorb(r.m)
 	}
-	if len(out) != n {
-		return nil, fmt.Errorf("job: the shares cover %d traces of %d", len(out), n)
-	}
-	return out, nil
+	return root.finish(paths)
 }
 
-// ResultsOf are the partials TraceReaders built, for traces first to
-// first+len(readers)-1 (a nil reader for a trace left out).
-func ResultsOf(first int, readers []*TraceReader) *Results {
-	out := &Results{First: first, res: make([]rankResult, len(readers))}
-	for i, t := range readers {
-		if t != nil {
-			out.res[i] = t.res
-		} else {
-			out.res[i] = rankResult{rank: -1}
-		}
-	}
-	return out
+// Results are the job view's partials of a contiguous share of the
+// traces, merged as far as the share allows: what one process of an
+// analysis spread over MPI ranks sends to the one that merges the shares
+// (Encode, DecodeResults).
+type Results struct {
+	m *merger
 }
 
-// FromResults is FromTraceReaders over shares of the traces read
-// elsewhere: the traces' ranks are their own.
+// NewResults starts the job view's share of the traces from lo, for an
+// analysis that reads them itself and hands over each trace's
+// TraceReader in turn (Add). The traces' ranks are their own; opt.Jobs
+// reads the headers of all the paths at once, to learn which ranks have
+// more than one trace.
+func NewResults(paths []string, lo int, opt Options) *Results {
+	return &Results{m: newMerger(lo, false, rankCounts(paths, opt.Jobs))}
+}
+
+// Add takes the next trace's partial (nil for a trace left out), whose
+// reading has ended.
+func (r *Results) Add(t *TraceReader) {
+	if t == nil {
+		r.m.add(rankResult{rank: -1})
+		return
+	}
+	r.m.add(t.res)
+	t.res = rankResult{}
+}
+
+// FromResults is the job summary of traces read in shares by NewResults
+// and Add (the traces' ranks their own), the shares given in order.
 func FromResults(paths []string, parts []*Results) (*Summary, []string, error) {
-	results, err := joinResults(len(paths), parts)
-	if err != nil {
-		return nil, nil, err
-	}
-	return fromRankResults(paths, results)
-}
-
-// wireResult is a rankResult as MessagePack carries it.
-type wireResult struct {
-	Partial []byte `msgpack:"p"`
-	Rank    int    `msgpack:"r"`
-	UsedMPI bool   `msgpack:"m"`
-	// Err is the reading's error message; Truncated, when the error was
-	// a truncation, its details (what the merge tells from other errors).
-	Err       string                   `msgpack:"e"`
-	Truncated *tracefmt.TruncatedError `msgpack:"t"`
-}
-
-// wireError is an error read back from another process: its message, and
-// the truncation it was, if any.
-type wireError struct {
-	msg       string
-	truncated *tracefmt.TruncatedError
-}
-
-func (e *wireError) Error() string { return e.msg }
-
-func (e *wireError) Unwrap() error {
-	if e.truncated == nil {
-		return nil
-	}
-	return e.truncated
+	return summarizeShares(paths, false, parts)
 }
 
 // Encode serialises the results (MessagePack).
-func (r *Results) Encode() ([]byte, error) {
-	w := struct {
-		First int          `msgpack:"f"`
-		Res   []wireResult `msgpack:"r"`
-	}{First: r.First, Res: make([]wireResult, len(r.res))}
-	for i, x := range r.res {
-		o := &w.Res[i]
-		o.Rank, o.UsedMPI = x.rank, x.usedMPI
-		if x.p != nil {
-			b, err := x.p.Encode()
-			if err != nil {
-				return nil, err
-			}
-			o.Partial = b
-		}
-		if x.err != nil {
-			o.Err = x.err.Error()
-			var te *tracefmt.TruncatedError
-			if errors.As(x.err, &te) {
-				o.Truncated = te
-			}
-		}
-	}
-	var buf bytes.Buffer
-	enc := msgpack.NewEncoder(&buf)
-	enc.UseCompactInts(true)
-	if err := enc.Encode(&w); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
+func (r *Results) Encode() ([]byte, error) { return r.m.encode() }
+
+// First is the first trace of the share.
+func (r *Results) First() int { return r.m.first }
 
 // DecodeResults reads results Encode wrote (another process's message:
 // each partial is checked as Decode checks it).
 func DecodeResults(b []byte) (*Results, error) {
-	if err := msgcheck.Check(b); err != nil {
-		return nil, fmt.Errorf("job: results: %w", err)
+	m, err := decodeMerger(b, nil)
+	if err != nil {
+		return nil, err
 	}
-	var w struct {
-		First int          `msgpack:"f"`
-		Res   []wireResult `msgpack:"r"`
-	}
-	if err := msgpack.NewDecoder(bytes.NewReader(b)).Decode(&w); err != nil {
-		return nil, fmt.Errorf("job: results: %w", err)
-	}
-	if w.First < 0 {
-		return nil, fmt.Errorf("job: results: first trace %d", w.First)
-	}
-	out := &Results{First: w.First, res: make([]rankResult, len(w.Res))}
-	for i, x := range w.Res {
-		r := rankResult{rank: x.Rank, usedMPI: x.UsedMPI}
-		if x.Partial != nil {
-			p, err := Decode(x.Partial)
-			if err != nil {
-				return nil, err
-			}
-			r.p = p
-		}
-		if x.Err != "" || x.Truncated != nil {
-			r.err = &wireError{msg: x.Err, truncated: x.Truncated}
-		}
-		out.res[i] = r
-	}
-	return out, nil
+	return &Results{m: m}, nil
 }
 
-// fromRankResults merges the partials read from the traces at paths.
-func fromRankResults(paths []string, results []rankResult) (*Summary, []string, error) {
-	var warnings []string
-	var firstErr error
-	byRank := map[int]*Partial{}
-	where := map[int]string{}
-	top := -1
-	mpi := map[int]bool{}
-	for i, path := range paths {
-		p, rank, usedMPI, err := results[i].p, results[i].rank, results[i].usedMPI, results[i].err
-		results[i] = rankResult{} // the merge below keeps what it needs
+// rankCounts returns how many of the traces each rank has, from their
+// headers, read on up to jobs goroutines (a trace that cannot be opened
+// counts for no rank).
+func rankCounts(paths []string, jobs int) map[int]int {
+	counts := map[int]int{}
+	readInOrder(paths, jobs, func(_ int, path string) int {
+		r, err := tracefmt.Open(path)
 		if err != nil {
-			warnings = append(warnings, err.Error())
-			var te *tracefmt.TruncatedError
-			if !errors.As(err, &te) && firstErr == nil {
-				firstErr = err
-			}
+			return -1
 		}
-		if p == nil || rank < 0 {
-			continue
+		defer r.Close()
+		if h := r.Header(); h.Rank != nil {
+			return *h.Rank
 		}
-		// A rank may have traced more than one process (mpirun running a
-		// script that starts the program): the job's is the one that
-		// called MPI.
-		if other, dup := where[rank]; dup {
-			switch {
-			case mpi[rank] && !usedMPI:
-				continue
-			case usedMPI && !mpi[rank]:
-			default:
-				return nil, warnings, fmt.Errorf("%s and %s are both rank %d: give the traces of one job", other, path, rank)
-			}
+		return -1
+	}, func(rank int) {
+		if rank >= 0 {
+			counts[rank]++
 		}
-		byRank[rank], where[rank], mpi[rank] = p, path, usedMPI
-		top = max(top, rank)
-	}
-	if top < 0 {
-		return nil, warnings, errors.New("job: no trace has a rank: not an MPI job (set IOPRED_RANK to give one)")
-	}
-	if top >= MaxRanks {
-		return nil, warnings, fmt.Errorf("job: rank %d is past the bound of %d ranks", top, MaxRanks)
-	}
-	parts := make([]*Partial, top+1)
-	var missing []string
-	for r := range parts {
-		if parts[r] = byRank[r]; parts[r] == nil {
-			parts[r] = &Partial{FirstRank: r, Ranks: 1, Accuracy: []float32{-1}}
-			missing = append(missing, fmt.Sprint(r))
-		}
-	}
-	if len(missing) > 0 {
-		warnings = append(warnings, fmt.Sprintf("no trace of rank %s: counted as ranks without I/O", strings.Join(missing, ", ")))
-	}
-	merged, err := MergeTree(parts)
-	if err != nil {
-		return nil, warnings, err
-	}
-	return Summarize(merged), warnings, firstErr
-}
-
-// fromProcesses is the job view of traces without ranks, trace i taken
-// for rank i, from their partials.
-func fromProcesses(paths []string, results []rankResult) (*Summary, []string, error) {
-	if len(paths) == 0 {
-		return nil, nil, errors.New("job: no trace")
-	}
-	if len(paths) > MaxRanks {
-		return nil, nil, fmt.Errorf("job: %d processes, more than %d", len(paths), MaxRanks)
-	}
-	var warnings []string
-	var firstErr error
-	parts := make([]*Partial, len(paths))
-	for i := range paths {
-		p, err := results[i].p, results[i].err
-		results[i] = rankResult{}
-		if err != nil {
-			warnings = append(warnings, err.Error())
-			var te *tracefmt.TruncatedError
-			if !errors.As(err, &te) && firstErr == nil {
-				firstErr = err
-			}
-		}
-		if p == nil {
-			p = &Partial{FirstRank: i, Ranks: 1, Accuracy: []float32{-1}}
-		}
-		parts[i] = p
-	}
-	merged, err := MergeTree(parts)
-	if err != nil {
-		return nil, warnings, err
-	}
-	return Summarize(merged), warnings, firstErr
+	})
+	return counts
 }
 
 // rankResult is what rankPartial found in one trace.
@@ -383,18 +224,23 @@ type rankResult struct {
 	err     error
 }
 
-// readPartials calls read on every path, on up to jobs goroutines at
-// once, and returns the results in the order of paths. A partial is
-// bounded (MaxStreams, MaxRunsPerStream), so the results hold at most a
-// bounded partial per trace, whatever the traces' sizes.
-func readPartials(paths []string, jobs int, read func(i int, path string) rankResult) []rankResult {
-	results := make([]rankResult, len(paths))
+// readInOrder calls read on every path, on up to jobs goroutines at
+// once, and hands the results to consume in the order of paths, in the
+// calling goroutine. The reading runs at most a few traces ahead of
+// consume, so that the results waiting hold a few partials, whatever the
+// number of traces.
+func readInOrder[T any](paths []string, jobs int, read func(i int, path string) T, consume func(T)) {
 	if jobs <= 1 || len(paths) <= 1 {
 		for i, path := range paths {
-			results[i] = read(i, path)
+			consume(read(i, path))
 		}
-		return results
+		return
 	}
+	slots := make([]chan T, len(paths))
+	for i := range slots {
+		slots[i] = make(chan T, 1)
+	}
+	ahead := make(chan struct{}, 2*jobs) // tokens: traces read but not consumed
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range min(jobs, len(paths)) {
@@ -402,16 +248,22 @@ func readPartials(paths []string, jobs int, read func(i int, path string) rankRe
 		go func() {
 			defer wg.Done()
 			for {
+				ahead <- struct{}{}
 				i := int(next.Add(1) - 1)
 				if i >= len(paths) {
+					<-ahead
 					return
 				}
-				results[i] = read(i, paths[i])
+				slots[i] <- read(i, paths[i])
 			}
 		}()
 	}
+	for i := range paths {
+		consume(<-slots[i])
+		slots[i] = nil
+		<-ahead
+	}
 	wg.Wait()
-	return results
 }
 
 // rankPartial reads one trace into its rank's partial, leaving out the
@@ -552,12 +404,6 @@ func (t *TraceReader) End(readErr error) {
 // FromTraceReaders.
 func OpenFailed(path string, err error) *TraceReader {
 	return &TraceReader{path: path, rank: -1, res: rankResult{rank: -1, err: err}}
-}
-
-// FromTraceReaders is FromTraces over partials already read, one per path
-// in the order of paths (nil for a trace left out).
-func FromTraceReaders(paths []string, readers []*TraceReader) (*Summary, []string, error) {
-	return FromResults(paths, []*Results{ResultsOf(0, readers)})
 }
 
 // SummaryPath is where rank 0 writes the job summary, beside its trace.

@@ -361,8 +361,8 @@ func DecodePartial(b []byte, opt Options) (*Partial, error) {
 	if err != nil {
 		return nil, err
 	}
-	if jr.First != w.First {
-		return nil, fmt.Errorf("summary: partial: its job view starts at trace %d, not %d", jr.First, w.First)
+	if jr.First() != w.First {
+		return nil, fmt.Errorf("summary: partial: its job view starts at trace %d, not %d", jr.First(), w.First)
 	}
 	p.job = jr
 	return p, nil

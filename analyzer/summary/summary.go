@@ -246,6 +246,9 @@ func Read(traces []string, lo, hi int, opt Options) *Partial {
 	share := traces[lo:hi]
 	src := newSources(share, opt.Jobs, job.Options{AllPaths: opt.AllPaths})
 	defer src.stop()
+	// The job view's partial of each trace joins the merge as soon as the
+	// trace is read, so that the partials do not pile up.
+	part.job = job.NewResults(traces, lo, job.Options{AllPaths: opt.AllPaths, Jobs: opt.Jobs})
 	for i, path := range share {
 		p, err := s.trace(lo+i, path, src.open(i))
 		part.procs = append(part.procs, p)
@@ -253,8 +256,8 @@ func Read(traces []string, lo, hi int, opt Options) *Partial {
 		if err != nil && !errors.As(err, &te) && part.err == nil {
 			part.err = err
 		}
+		part.job.Add(src.take(i))
 	}
-	part.job = job.ResultsOf(lo, src.readers)
 	return part
 }
 
