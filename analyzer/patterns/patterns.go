@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"sync"
+	"sync/atomic"
 
 	"iopred/predictor/pattern"
 	"iopred/tracefmt"
@@ -99,15 +101,30 @@ type procInfo struct {
 // records read and adds a warning; the error returned is the first other
 // read error (the report still holds what could be read).
 func Analyze(traces []string, window int) (*Report, error) {
+	return AnalyzeJobs(traces, window, 1)
+}
+
+// AnalyzeJobs is Analyze reading jobs traces at once, each on its own
+// goroutine (its streams are its own); the report is the same whatever
+// jobs. Each trace's streams are condensed into their patterns as soon as
+// it is read, and the traces are taken in order at most a few ahead of
+// the one whose patterns are collected.
+func AnalyzeJobs(traces []string, window, jobs int) (*Report, error) {
 	if window <= 0 {
 		window = pattern.DefaultWindow
 	}
-	streams := map[streamKey]*stream{}
+	done := map[streamKey]*doneStream{}
 	procs := make([]procInfo, len(traces))
 	rep := &Report{}
 	var firstErr error
-	for i, path := range traces {
-		err := readTrace(int64(i), path, streams, &procs[i], window)
+	inOrder(len(traces), jobs, func(i int) traceStreams {
+		return readTrace(int64(i), traces[i], window)
+	}, func(i int, t traceStreams) {
+		procs[i] = t.proc
+		for _, d := range t.streams {
+			done[d.key] = d
+		}
+		err := t.err
 		var te *tracefmt.TruncatedError
 		switch {
 		case err == nil:
@@ -119,9 +136,9 @@ func Analyze(traces []string, window int) (*Report, error) {
 				firstErr = err
 			}
 		}
-	}
-	keys := make([]streamKey, 0, len(streams))
-	for k := range streams {
+	})
+	keys := make([]streamKey, 0, len(done))
+	for k := range done {
 		keys = append(keys, k)
 	}
 	sort.Slice(keys, func(i, j int) bool {
@@ -153,35 +170,99 @@ func Analyze(traces []string, window int) (*Report, error) {
 			}
 			cur = &File{Path: k.path, Local: []Local{}, Global: []Global{}}
 		}
-		s := streams[k]
-		idx := indexOf(k.id, s)
+		d := done[k]
 		p := procs[k.id]
-		loc := Local{ID: k.id, Trace: p.trace, PID: p.pid, Rank: p.rank, Kind: "read",
-			Requests: s.requests, Entries: idx}
-		if k.write {
-			loc.Kind = "write"
-		}
-		if tr := s.logical.Tree(4); tr.Depth() >= 2 && len(tr.Nodes) <= maxTreeNodes {
-			loc.Tree = tr.String()
-		}
-		var covered int64
-		for i := range idx {
-			loc.Patterns = append(loc.Patterns, idx[i].Logical.String())
-			if idx[i].Logical.Reps >= 2 {
-				covered += idx[i].Len()
-			}
-		}
+		loc := d.local
+		loc.Trace, loc.PID, loc.Rank = p.trace, p.pid, p.rank
 		cur.Requests += loc.Requests
-		cur.Coverage += float64(covered) // divided by Requests in finishFile
+		cur.Coverage += float64(d.covered) // divided by Requests in finishFile
 		cur.Local = append(cur.Local, loc)
-		entries = append(entries, idx...)
-		runs[k.write].Append(s.runs.FinishGroups())
-		delete(streams, k)
+		entries = append(entries, loc.Entries...)
+		runs[k.write].Append(d.runs)
+		delete(done, k)
 	}
 	if err := flush(); err != nil {
 		return rep, err
 	}
 	return rep, firstErr
+}
+
+// doneStream is a stream condensed once its trace is read: its local
+// patterns and its strided runs.
+type doneStream struct {
+	key     streamKey
+	local   Local // but the process's trace, pid and rank
+	covered int64 // requests in patterns repeated at least twice
+	runs    pattern.RunGroups
+}
+
+// traceStreams is what one trace gave: its process and its streams.
+type traceStreams struct {
+	proc    procInfo
+	streams []*doneStream
+	err     error
+}
+
+// condense turns a stream into its patterns.
+func condense(k streamKey, s *stream) *doneStream {
+	idx := indexOf(k.id, s)
+	loc := Local{ID: k.id, Kind: "read", Requests: s.requests, Entries: idx}
+	if k.write {
+		loc.Kind = "write"
+	}
+	if tr := s.logical.Tree(4); tr.Depth() >= 2 && len(tr.Nodes) <= maxTreeNodes {
+		loc.Tree = tr.String()
+	}
+	d := &doneStream{key: k}
+	for i := range idx {
+		loc.Patterns = append(loc.Patterns, idx[i].Logical.String())
+		if idx[i].Logical.Reps >= 2 {
+			d.covered += idx[i].Len()
+		}
+	}
+	d.local = loc
+	d.runs = s.runs.FinishGroups()
+	return d
+}
+
+// inOrder calls read(i) for i in 0..n-1 on up to jobs goroutines and
+// consume(i, result) in the calling goroutine in the order of i, reading
+// at most 2*jobs results ahead of consume.
+func inOrder[T any](n, jobs int, read func(i int) T, consume func(i int, v T)) {
+	if jobs <= 1 || n <= 1 {
+		for i := range n {
+			consume(i, read(i))
+		}
+		return
+	}
+	slots := make([]chan T, n)
+	for i := range slots {
+		slots[i] = make(chan T, 1)
+	}
+	ahead := make(chan struct{}, 2*jobs)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(jobs, n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				ahead <- struct{}{}
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					<-ahead
+					return
+				}
+				slots[i] <- read(i)
+			}
+		}()
+	}
+	for i := range n {
+		consume(i, <-slots[i])
+		slots[i] = nil
+		<-ahead
+	}
+	wg.Wait()
 }
 
 // finishFile completes a file's figures; runs are its streams' strided
@@ -223,25 +304,34 @@ func finishFile(f *File, entries []pattern.Entry, runs map[bool]*pattern.RunGrou
 	return nil
 }
 
-// readTrace adds the data events of one trace to streams: per file, its
-// reads and its writes apart, in time order, the bytes each moved.
-func readTrace(id int64, path string, streams map[streamKey]*stream, p *procInfo, window int) error {
-	p.trace = path
+// readTrace reads the data events of one trace: per file, its reads and
+// its writes apart, in time order, the bytes each moved; each stream
+// condensed into its patterns at the end.
+func readTrace(id int64, path string, window int) (t traceStreams) {
+	t.proc.trace = path
 	r, err := tracefmt.Open(path)
 	if err != nil {
-		return err
+		t.err = err
+		return t
 	}
 	defer r.Close()
 	h := r.Header()
-	p.pid, p.rank = h.PID, h.Rank
+	t.proc.pid, t.proc.rank = h.PID, h.Rank
+	streams := map[streamKey]*stream{}
+	defer func() {
+		for k, s := range streams {
+			t.streams = append(t.streams, condense(k, s))
+		}
+	}()
 	var flow tracefmt.DataFlow
 	for {
 		rec, err := r.Next()
 		if err == io.EOF {
-			return nil
+			return t
 		}
 		if err != nil {
-			return err
+			t.err = err
+			return t
 		}
 		e := rec.Event
 		if e == nil || e.Errno != 0 {

@@ -12,7 +12,7 @@ import (
 func init() {
 	register(&command{
 		name:    "patterns",
-		usage:   "[--json] [--window N] TRACE|DIR...",
+		usage:   "[--json] [--window N] [--jobs N] TRACE|DIR...",
 		summary: "per file: each process's access patterns (PLFS pattern units), global patterns, index compression",
 		run:     runPatterns,
 	})
@@ -23,12 +23,16 @@ func runPatterns(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet(c, stderr)
 	asJSON := fs.Bool("json", false, `print {"files": [...]} as JSON`)
 	window := fs.Int("window", pattern.DefaultWindow, "search window of the detector, in deltas")
+	jobs := jobsFlag(fs)
 	paths, err := parseFlagsAnywhere(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(paths) == 0 {
 		return errUsage
+	}
+	if err := checkJobs(*jobs); err != nil {
+		return err
 	}
 	traces, err := tracefmt.Discover(paths...)
 	if err != nil {
@@ -37,7 +41,7 @@ func runPatterns(args []string, stdout, stderr io.Writer) error {
 	if err := tracefmt.CheckTimeResolved(traces...); err != nil {
 		return err
 	}
-	rep, readErr := patterns.Analyze(traces, *window)
+	rep, readErr := patterns.AnalyzeJobs(traces, *window, *jobs)
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
