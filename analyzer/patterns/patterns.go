@@ -5,6 +5,7 @@
 package patterns
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +13,9 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/vmihailenco/msgpack/v5"
+
+	"iopred/internal/msgcheck"
 	"iopred/predictor/pattern"
 	"iopred/tracefmt"
 )
@@ -110,47 +114,92 @@ func Analyze(traces []string, window int) (*Report, error) {
 // it is read, and the traces are taken in order at most a few ahead of
 // the one whose patterns are collected.
 func AnalyzeJobs(traces []string, window, jobs int) (*Report, error) {
+	return Combine(traces, []*Share{ReadShare(traces, 0, len(traces), window, jobs)})
+}
+
+// Share is the patterns of a contiguous share of the traces, each
+// trace's streams condensed: what one rank of an analysis spread over MPI
+// ranks sends to the one that combines them (Encode, DecodeShare).
+type Share struct {
+	first int
+	procs []procInfo
+	errs  []shareError // by trace, nil for none
+	done  []*doneStream
+}
+
+// shareError is a trace's reading error as a share keeps it: its
+// message, and whether it was a truncation (a warning, not the error).
+type shareError struct {
+	Msg       string `msgpack:"m"`
+	Truncated bool   `msgpack:"t"`
+}
+
+// ReadShare reads traces lo to hi-1 on jobs goroutines.
+func ReadShare(traces []string, lo, hi, window, jobs int) *Share {
 	if window <= 0 {
 		window = pattern.DefaultWindow
 	}
-	done := map[streamKey]*doneStream{}
-	procs := make([]procInfo, len(traces))
-	rep := &Report{}
-	var firstErr error
-	inOrder(len(traces), jobs, func(i int) traceStreams {
-		return readTrace(int64(i), traces[i], window)
+	sh := &Share{first: lo, procs: make([]procInfo, hi-lo), errs: make([]shareError, hi-lo)}
+	inOrder(hi-lo, jobs, func(i int) traceStreams {
+		return readTrace(int64(lo+i), traces[lo+i], window)
 	}, func(i int, t traceStreams) {
-		procs[i] = t.proc
-		for _, d := range t.streams {
-			done[d.key] = d
-		}
-		err := t.err
-		var te *tracefmt.TruncatedError
-		switch {
-		case err == nil:
-		case errors.As(err, &te):
-			rep.Warnings = append(rep.Warnings, err.Error())
-		default:
-			rep.Warnings = append(rep.Warnings, err.Error())
-			if firstErr == nil {
-				firstErr = err
-			}
+		sh.procs[i] = t.proc
+		sort.Slice(t.streams, func(a, b int) bool { return keyLess(t.streams[a].key, t.streams[b].key) })
+		sh.done = append(sh.done, t.streams...)
+		if t.err != nil {
+			var te *tracefmt.TruncatedError
+			sh.errs[i] = shareError{Msg: t.err.Error(), Truncated: errors.As(t.err, &te)}
 		}
 	})
+	return sh
+}
+
+func keyLess(a, b streamKey) bool {
+	if a.path != b.path {
+		return a.path < b.path
+	}
+	if a.id != b.id {
+		return a.id < b.id
+	}
+	return !a.write && b.write
+}
+
+// Combine builds the report of the traces from the shares that cover
+// them, in order.
+func Combine(traces []string, shares []*Share) (*Report, error) {
+	rep := &Report{}
+	var firstErr error
+	procs := make([]procInfo, 0, len(traces))
+	done := map[streamKey]*doneStream{}
+	for _, sh := range shares {
+		if sh.first != len(procs) {
+			return nil, fmt.Errorf("patterns: the share of traces from %d follows traces up to %d", sh.first, len(procs)-1)
+		}
+		procs = append(procs, sh.procs...)
+		for _, d := range sh.done {
+			if d.key.id < int64(sh.first) || d.key.id >= int64(len(procs)) {
+				return nil, fmt.Errorf("patterns: a stream of trace %d in the share of traces %d to %d", d.key.id, sh.first, len(procs)-1)
+			}
+			done[d.key] = d
+		}
+		for _, e := range sh.errs {
+			if e.Msg == "" {
+				continue
+			}
+			rep.Warnings = append(rep.Warnings, e.Msg)
+			if !e.Truncated && firstErr == nil {
+				firstErr = errors.New(e.Msg)
+			}
+		}
+	}
+	if len(procs) != len(traces) {
+		return nil, fmt.Errorf("patterns: the shares cover %d traces of %d", len(procs), len(traces))
+	}
 	keys := make([]streamKey, 0, len(done))
 	for k := range done {
 		keys = append(keys, k)
 	}
-	sort.Slice(keys, func(i, j int) bool {
-		a, b := keys[i], keys[j]
-		if a.path != b.path {
-			return a.path < b.path
-		}
-		if a.id != b.id {
-			return a.id < b.id
-		}
-		return !a.write && b.write
-	})
+	sort.Slice(keys, func(i, j int) bool { return keyLess(keys[i], keys[j]) })
 	var cur *File
 	runs := map[bool]*pattern.RunGroups{false: {}, true: {}}
 	var entries []pattern.Entry
@@ -185,6 +234,76 @@ func AnalyzeJobs(traces []string, window, jobs int) (*Report, error) {
 		return rep, err
 	}
 	return rep, firstErr
+}
+
+// The wire form of a share (MessagePack).
+type (
+	wireShare struct {
+		First   int          `msgpack:"f"`
+		Procs   []wireProc   `msgpack:"p"`
+		Errs    []shareError `msgpack:"e"`
+		Streams []wireStream `msgpack:"s"`
+	}
+	wireProc struct {
+		Trace string `msgpack:"t"`
+		PID   int    `msgpack:"p"`
+		Rank  *int   `msgpack:"r"`
+	}
+	wireStream struct {
+		Path    string            `msgpack:"path"`
+		ID      int64             `msgpack:"id"`
+		Write   bool              `msgpack:"w"`
+		Local   Local             `msgpack:"l"`
+		Covered int64             `msgpack:"c"`
+		Runs    pattern.RunGroups `msgpack:"r"`
+	}
+)
+
+// Encode serialises the share (MessagePack).
+func (sh *Share) Encode() ([]byte, error) {
+	w := wireShare{First: sh.first, Errs: sh.errs}
+	for _, p := range sh.procs {
+		w.Procs = append(w.Procs, wireProc{p.trace, p.pid, p.rank})
+	}
+	for _, d := range sh.done {
+		w.Streams = append(w.Streams, wireStream{Path: d.key.path, ID: d.key.id, Write: d.key.write, Local: d.local, Covered: d.covered, Runs: d.runs})
+	}
+	var buf bytes.Buffer
+	enc := msgpack.NewEncoder(&buf)
+	enc.UseCompactInts(true)
+	if err := enc.Encode(&w); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// DecodeShare reads a share Encode wrote (another process's message,
+// checked before use).
+func DecodeShare(b []byte) (*Share, error) {
+	if err := msgcheck.Check(b); err != nil {
+		return nil, fmt.Errorf("patterns: share: %w", err)
+	}
+	var w wireShare
+	if err := msgpack.NewDecoder(bytes.NewReader(b)).Decode(&w); err != nil {
+		return nil, fmt.Errorf("patterns: share: %w", err)
+	}
+	if w.First < 0 || len(w.Errs) != len(w.Procs) {
+		return nil, fmt.Errorf("patterns: share: %d errors for %d traces from %d", len(w.Errs), len(w.Procs), w.First)
+	}
+	sh := &Share{first: w.First, errs: w.Errs}
+	for _, p := range w.Procs {
+		sh.procs = append(sh.procs, procInfo{p.Trace, p.PID, p.Rank})
+	}
+	for _, x := range w.Streams {
+		if x.ID < int64(w.First) || x.ID >= int64(w.First+len(w.Procs)) {
+			return nil, fmt.Errorf("patterns: share: a stream of trace %d outside its %d traces from %d", x.ID, len(w.Procs), w.First)
+		}
+		if x.Local.Patterns == nil && len(x.Local.Entries) > 0 {
+			return nil, fmt.Errorf("patterns: share: %s: entries without patterns", x.Path)
+		}
+		sh.done = append(sh.done, &doneStream{key: streamKey{x.Path, x.ID, x.Write}, local: x.Local, covered: x.Covered, runs: x.Runs})
+	}
+	return sh, nil
 }
 
 // doneStream is a stream condensed once its trace is read: its local

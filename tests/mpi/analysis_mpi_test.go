@@ -133,7 +133,8 @@ func analysisSets(t *testing.T, bin string) map[string]string {
 // `mpirun -n R iopred ANALYSIS --mpi DIR` prints (and writes) byte for
 // byte what `iopred ANALYSIS DIR` does, with the same exit status, under
 // Debian's Open MPI and MPICH at 1, 2 and 4 ranks, for summary (JSON and
-// text), period (the job's signal, JSON and text) and report (the page),
+// text), period (the job's signal, JSON and text), report (the page) and
+// patterns,
 // on a synthetic job, a real MPI program's traces, processes without
 // ranks, and Darshan logs with a truncated trace.
 func TestAnalysesUnderMPI(t *testing.T) {
@@ -143,8 +144,8 @@ func TestAnalysesUnderMPI(t *testing.T) {
 	// The text forms print from the same figures as the JSON: they are
 	// checked on one set, so that the test takes minutes, not ten.
 	analyses := map[string][][]string{
-		"synthetic":         {{"summary", "--json"}, {"summary"}, {"period", "--json"}, {"period"}, {"report", "-o", "PAGE"}},
-		"ior":               {{"summary", "--json"}, {"period", "--json"}, {"report", "-o", "PAGE"}},
+		"synthetic":         {{"summary", "--json"}, {"summary"}, {"period", "--json"}, {"period"}, {"report", "-o", "PAGE"}, {"patterns", "--json"}},
+		"ior":               {{"summary", "--json"}, {"period", "--json"}, {"report", "-o", "PAGE"}, {"patterns", "--json"}},
 		"processes":         {{"summary", "--json"}, {"period", "--json"}, {"report", "-o", "PAGE"}},
 		"darshan+truncated": {{"summary", "--json"}, {"report", "-o", "PAGE"}}, // counters: no job signal
 	}
