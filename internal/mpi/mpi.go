@@ -32,6 +32,9 @@ struct mpi_lib {
 	int (*gatherv)(const void *, int, mh, void *, const int *, const int *, mh, int, mh);
 	int (*bcast)(void *, int, mh, int, mh);
 	int (*abort_)(mh, int);
+	int (*ibarrier)(mh, void *);
+	int (*test)(void *, int *, void *);
+	void *status_ignore;
 };
 
 static struct mpi_lib L;
@@ -46,10 +49,12 @@ static int mpi_open(const char *name) {
 		L.ompi = 1;
 		L.world = (mh)w;
 		L.byte = (mh)dlsym(L.lib, "ompi_mpi_byte");
+		L.status_ignore = (void *)0; // Open MPI's MPI_STATUS_IGNORE
 	} else {
 		L.ompi = 0;
 		L.world = 0x44000000; // MPICH's MPI_COMM_WORLD
 		L.byte = 0x4c00010d;  // MPICH's MPI_BYTE
+		L.status_ignore = (void *)1; // MPICH's MPI_STATUS_IGNORE
 	}
 	L.init = dlsym(L.lib, "MPI_Init");
 	L.finalize = dlsym(L.lib, "MPI_Finalize");
@@ -59,7 +64,10 @@ static int mpi_open(const char *name) {
 	L.gatherv = dlsym(L.lib, "MPI_Gatherv");
 	L.bcast = dlsym(L.lib, "MPI_Bcast");
 	L.abort_ = dlsym(L.lib, "MPI_Abort");
-	if (!L.byte || !L.init || !L.finalize || !L.comm_rank || !L.comm_size || !L.gather || !L.gatherv || !L.bcast || !L.abort_)
+	L.ibarrier = dlsym(L.lib, "MPI_Ibarrier");
+	L.test = dlsym(L.lib, "MPI_Test");
+	if (!L.byte || !L.init || !L.finalize || !L.comm_rank || !L.comm_size || !L.gather || !L.gatherv || !L.bcast || !L.abort_ ||
+	    !L.ibarrier || !L.test)
 		return 2;
 	return 0;
 }
@@ -76,6 +84,10 @@ static int mpi_gatherv(const void *s, int n, void *r, const int *counts, const i
 }
 static int mpi_bcast(void *b, int n) { return L.bcast(b, n, L.byte, 0, L.world); }
 static int mpi_abort(int code) { return L.abort_(L.world, code); }
+// A request is a pointer (Open MPI) or an int (MPICH): 8 zeroed bytes
+// hold either.
+static int mpi_ibarrier(uint64_t *req) { *req = 0; return L.ibarrier(L.world, req); }
+static int mpi_test(uint64_t *req, int *done) { return L.test(req, done, L.status_ignore); }
 */
 import "C"
 
@@ -85,6 +97,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"time"
 	"unsafe"
 )
 
@@ -181,6 +194,12 @@ func (w *World) Gather(b []byte) ([][]byte, error) {
 	if w.done {
 		return nil, errors.New("mpi: gather after Finalize")
 	}
+	// The ranks that finish first wait here without spinning: MPI's
+	// collectives poll, and would burn a core each while the slowest rank
+	// still reads its traces.
+	if err := w.Wait(); err != nil {
+		return nil, err
+	}
 	// Every rank learns the largest message, so that all take part in the
 	// same number of rounds of at most chunk bytes each.
 	var mine [8]byte
@@ -250,9 +269,33 @@ func (w *World) Gather(b []byte) ([][]byte, error) {
 	return out, nil
 }
 
+// Wait returns when every rank has called it (MPI_Ibarrier), sleeping
+// between tests rather than spinning as MPI's blocking calls do.
+func (w *World) Wait() error {
+	var req C.uint64_t
+	if rc := C.mpi_ibarrier(&req); rc != 0 {
+		return fmt.Errorf("mpi: MPI_Ibarrier failed (error %d)", int(rc))
+	}
+	pause := 50 * time.Microsecond
+	for {
+		var done C.int
+		if rc := C.mpi_test(&req, &done); rc != 0 {
+			return fmt.Errorf("mpi: MPI_Test failed (error %d)", int(rc))
+		}
+		if done != 0 {
+			return nil
+		}
+		time.Sleep(pause)
+		pause = min(2*pause, 5*time.Millisecond)
+	}
+}
+
 // Decide returns rank 0's v on every rank (MPI_Bcast): a choice only rank
 // 0 can make, which the other ranks must follow into the next collective.
 func (w *World) Decide(v bool) (bool, error) {
+	if err := w.Wait(); err != nil {
+		return false, err
+	}
 	var b [1]byte
 	if v {
 		b[0] = 1
@@ -269,6 +312,11 @@ func (w *World) Finalize() error {
 		return nil
 	}
 	w.done = true
+	// MPI_Finalize synchronises the ranks too: the others wait for rank 0
+	// to write its output without spinning.
+	if err := w.Wait(); err != nil {
+		return err
+	}
 	if rc := C.mpi_finalize(); rc != 0 {
 		return fmt.Errorf("mpi: MPI_Finalize failed (error %d)", int(rc))
 	}
