@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -205,5 +206,64 @@ func TestMPIRefusesFTIOSampling(t *testing.T) {
 	out, err := exec.Command(bin, "period", "--mpi", "--fs", "10", dir).CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "--mpi") {
 		t.Fatalf("period --mpi --fs 10: %v\n%s", err, out)
+	}
+}
+
+// timings are the figures of `signature --all`'s last line that no two
+// runs share.
+var timings = regexp.MustCompile(`log read in [0-9.]+ s, all done in [0-9.]+ s`)
+
+// `mpirun -n R iopred signature --all DIR --mpi` splits the applications
+// among the ranks and prints, and writes, what one process does: the
+// summary line (but its timings and directory), the scores against the
+// simulator's truth, and each application's signature file, byte for
+// byte, under Open MPI and MPICH at 1, 2 and 4 ranks.
+func TestSignatureAllUnderMPI(t *testing.T) {
+	bin := filepath.Join(testenv.RepoRoot(), "build", "iopred")
+	library(t)
+	sim := t.TempDir()
+	if out, err := exec.Command(bin, "simulate", "center", "--scenario", "small", "--seed", "2", "--out", sim, "-q").CombinedOutput(); err != nil {
+		t.Fatalf("simulate: %v\n%s", err, out)
+	}
+	args := []string{"signature", "--lmt", filepath.Join(sim, "lmt.sqlite3"), "--jobs", filepath.Join(sim, "sacct.txt"), "--tz", "UTC",
+		"--truth", filepath.Join(sim, "truth.json"), "--min-runs", "3", "--all"}
+	outcome := func(cmd *exec.Cmd, dir string) string {
+		t.Helper()
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		cmd.WaitDelay = 5 * time.Second
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("%v: %v\n%s", cmd.Args, err, stderr.String())
+		}
+		got := timings.ReplaceAllString(strings.ReplaceAll(stdout.String(), dir, "DIR"), "TIMES") + stderr.String()
+		files, _ := filepath.Glob(filepath.Join(dir, "*"))
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got += "\n== " + filepath.Base(f) + "\n" + string(b)
+		}
+		return got
+	}
+	dir := filepath.Join(t.TempDir(), "alone")
+	want := outcome(exec.Command(bin, append(args, dir)...), dir)
+	if !strings.Contains(want, "median over") || strings.Count(want, "\n== ") < 5 {
+		t.Fatalf("one process's outcome checks too little:\n%.2000s", want)
+	}
+	for i := range impls {
+		m := &impls[i]
+		need(t, m.run)
+		for _, np := range []int{1, 2, 4} {
+			dir := filepath.Join(t.TempDir(), "mpi")
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			cmd := exec.CommandContext(ctx, m.run, m.launch(np, nil, bin, append(args, dir, "--mpi")...)...)
+			cmd.Env = append(os.Environ(), "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+			got := outcome(cmd, dir)
+			cancel()
+			if got != want {
+				t.Errorf("%s at %d ranks: the outcome differs from one process's:\n%.1500s\nwant\n%.1500s", m.name, np, got, want)
+			}
+		}
 	}
 }
