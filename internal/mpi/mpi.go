@@ -97,6 +97,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strings"
 	"time"
 	"unsafe"
 )
@@ -130,7 +131,7 @@ func Init() (*World, error) {
 		case 0:
 			loaded = true
 		case 1:
-			tried = append(tried, fmt.Sprintf("%s: %s", name, C.GoString(C.mpi_dlerror())))
+			tried = append(tried, C.GoString(C.mpi_dlerror())) // names the library
 			continue
 		default:
 			return nil, fmt.Errorf("mpi: %s lacks MPI_Init, MPI_Gatherv or another function iopred calls", name)
@@ -138,7 +139,7 @@ func Init() (*World, error) {
 		break
 	}
 	if !loaded {
-		return nil, fmt.Errorf("mpi: no MPI library could be loaded (set IOPRED_MPI_LIB to its path): %v", tried)
+		return nil, fmt.Errorf("mpi: no MPI library could be loaded (set IOPRED_MPI_LIB to its path): %s", strings.Join(tried, "; "))
 	}
 	w := &World{impl: "MPICH"}
 	if C.mpi_is_ompi() != 0 {

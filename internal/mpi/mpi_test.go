@@ -103,3 +103,13 @@ func TestGatherUnderMPI(t *testing.T) {
 		}
 	}
 }
+
+// A library that cannot be loaded is a clear error that names it, not a
+// crash: the plain binary runs where no MPI is installed.
+func TestInitNamesMissingLibrary(t *testing.T) {
+	t.Setenv("IOPRED_MPI_LIB", "/nonexistent/libmpi-iopred-test.so")
+	w, err := Init()
+	if w != nil || err == nil || !strings.Contains(err.Error(), "/nonexistent/libmpi-iopred-test.so") || !strings.Contains(err.Error(), "IOPRED_MPI_LIB") {
+		t.Fatalf("Init: %v, %v", w, err)
+	}
+}
