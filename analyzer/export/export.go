@@ -52,6 +52,31 @@ type Stats struct {
 	Problems []string `json:"problems,omitempty"`
 }
 
+// add adds the figures of the traces exported after st's.
+func (st *Stats) add(o *Stats) {
+	st.Traces += o.Traces
+	st.Events += o.Events
+	st.BytesRead += o.BytesRead
+	st.BytesWritten += o.BytesWritten
+	for l, v := range o.Layers {
+		if st.Layers == nil {
+			st.Layers = map[string]*LayerBytes{}
+		}
+		w := st.Layers[l]
+		if w == nil {
+			w = &LayerBytes{}
+			st.Layers[l] = w
+		}
+		w.Calls += v.Calls
+		w.BytesRead += v.BytesRead
+		w.BytesWritten += v.BytesWritten
+	}
+	st.Predictions += o.Predictions
+	st.Hits += o.Hits
+	st.Skipped += o.Skipped
+	st.Problems = append(st.Problems, o.Problems...)
+}
+
 // LayerBytes is what one layer's calls moved.
 type LayerBytes struct {
 	Calls        uint64 `json:"calls"`

@@ -2,10 +2,14 @@ package export
 
 import (
 	"bufio"
+	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -21,6 +25,9 @@ type PerfettoOptions struct {
 	Predict bool
 	// Command is the command line, recorded in the trace's metadata.
 	Command string
+	// Jobs is how many traces are read and rendered at once, each on its
+	// own goroutine; the document is the same whatever Jobs.
+	Jobs int
 }
 
 // Perfetto writes the traces as one Chrome trace-event JSON document
@@ -60,12 +67,18 @@ func Perfetto(w io.Writer, traces []string, opt PerfettoOptions) (Stats, error) 
 		p.quote(opt.Command)
 	}
 	p.str("},\n\"traceEvents\":[\n")
-	for i, t := range traces {
-		if err := p.trace(i+1, t, start, &st); err != nil {
+	if opt.Jobs > 1 && len(traces) > 1 {
+		if err := p.parallel(traces, start, &st); err != nil {
 			return st, err
 		}
-		if p.err != nil {
-			return st, p.err
+	} else {
+		for i, t := range traces {
+			if err := p.trace(i+1, t, start, &st); err != nil {
+				return st, err
+			}
+			if p.err != nil {
+				return st, p.err
+			}
 		}
 	}
 	p.str("\n]}\n")
@@ -460,4 +473,101 @@ func appendJSONString(b []byte, s string) []byte {
 		i += n
 	}
 	return append(b, '"')
+}
+
+// rendered is one trace's part of the document as its goroutine renders
+// it: its text in chunks, then its figures and error.
+type rendered struct {
+	chunks chan []byte
+	st     Stats
+	err    error
+}
+
+// chunkWriter hands what a trace's renderer writes to the document's
+// writer in chunks, until the document is abandoned.
+type chunkWriter struct {
+	out  chan<- []byte
+	done <-chan struct{}
+}
+
+var errAbandoned = errors.New("export: the document was abandoned")
+
+func (c *chunkWriter) Write(b []byte) (int, error) {
+	select {
+	case c.out <- append([]byte(nil), b...):
+		return len(b), nil
+	case <-c.done:
+		return 0, errAbandoned
+	}
+}
+
+// parallel renders the traces on opt.Jobs goroutines, each into chunks of
+// at most 256 KiB that wait in a channel of two, and writes them to the
+// document in trace order: the document and the figures are those of one
+// trace after another, in memory bounded by the goroutines.
+func (p *perfetto) parallel(traces []string, start int64, st *Stats) error {
+	jobs := p.opt.Jobs
+	slots := make([]chan *rendered, len(traces))
+	for i := range slots {
+		slots[i] = make(chan *rendered, 1)
+	}
+	done := make(chan struct{})
+	ahead := make(chan struct{}, 2*jobs)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	defer func() {
+		close(done) // the goroutines stop at their next chunk
+		wg.Wait()
+	}()
+	for range min(jobs, len(traces)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case ahead <- struct{}{}:
+				case <-done:
+					return
+				}
+				i := int(next.Add(1) - 1)
+				if i >= len(traces) {
+					return
+				}
+				r := &rendered{chunks: make(chan []byte, 2)}
+				slots[i] <- r
+				// Every event of a trace's part comes after another: the
+				// document's first is found when the parts are joined.
+				q := &perfetto{out: bufio.NewWriterSize(&chunkWriter{r.chunks, done}, 256<<10), opt: p.opt}
+				r.err = q.trace(i+1, traces[i], start, &r.st)
+				if r.err == nil {
+					r.err = q.err
+				}
+				if err := q.out.Flush(); err != nil && r.err == nil {
+					r.err = err
+				}
+				close(r.chunks)
+			}
+		}()
+	}
+	for i := range traces {
+		r := <-slots[i]
+		for c := range r.chunks {
+			if p.first {
+				c = bytes.TrimPrefix(c, []byte(",\n"))
+				p.first = false
+			}
+			if p.err == nil {
+				_, p.err = p.out.Write(c)
+			}
+		}
+		<-ahead
+		if r.err != nil && !errors.Is(r.err, errAbandoned) {
+			return r.err
+		}
+		st.add(&r.st)
+		if p.err != nil {
+			return p.err
+		}
+	}
+	return nil
 }

@@ -12,6 +12,7 @@
 package insights
 
 import (
+	"slices"
 	"sort"
 	"strings"
 
@@ -197,6 +198,12 @@ type Collector struct {
 	// OtherSizes).
 	Sizes      [2]map[int64]uint64
 	OtherSizes [2]uint64
+	// sizeOrder lists each direction's Sizes in the order they were
+	// first seen, which decides the sizes a later share may still add.
+	sizeOrder [2][]int64
+	// maxSizes bounds Sizes: the package's maxSizes, or more in a share
+	// (NewShareCollector).
+	maxSizes int
 
 	// HeatmapBinNs is the time resolution of the bandwidth signals that
 	// came from Darshan HEATMAP records (a log without DXT): the width of
@@ -237,7 +244,7 @@ func (c *Collector) Thresholds() Thresholds { return c.th }
 // under which a request is small, the alignment).
 func NewCollector(th Thresholds) *Collector {
 	return &Collector{th: th.withDefaults(), Files: map[string]*File{},
-		Sizes: [2]map[int64]uint64{{}, {}}}
+		Sizes: [2]map[int64]uint64{{}, {}}, maxSizes: maxSizes}
 }
 
 var _ summary.Observer = (*Collector)(nil)
@@ -396,6 +403,10 @@ func (c *Collector) End(p *summary.Process) {
 	c.cur.DurationNs, c.cur.MPIStartNs, c.cur.MPIEndNs, c.cur.Failed = p.DurationNs, p.MPIStartNs, p.MPIEndNs, p.Errors
 	c.cur.ReadSignal.Limit(SignalBins)
 	c.cur.WriteSignal.Limit(SignalBins)
+	// The bins shrank in place: a copy lets the trace's full-resolution
+	// array go, so that each process keeps SignalBins bins, not MaxBins.
+	c.cur.ReadSignal.Bins = slices.Clone(c.cur.ReadSignal.Bins)
+	c.cur.WriteSignal.Bins = slices.Clone(c.cur.WriteSignal.Bins)
 	c.cur = nil
 }
 
@@ -593,8 +604,11 @@ func (c *Collector) access(f *File, fp *FileProc, e *tracefmt.Event) {
 	if n < c.th.SmallBytes {
 		a.Small++
 	}
-	if m := c.Sizes[d]; m[n] > 0 || len(m) < maxSizes {
+	if m := c.Sizes[d]; m[n] > 0 {
 		m[n]++
+	} else if len(m) < c.maxSizes {
+		m[n]++
+		c.sizeOrder[d] = append(c.sizeOrder[d], n)
 	} else {
 		c.OtherSizes[d]++
 	}

@@ -381,7 +381,12 @@ func (c *Collector) metadata() Finding {
 		}
 		return n
 	}
-	sort.Slice(files, func(i, j int) bool { return meta(files[i]) > meta(files[j]) })
+	sort.Slice(files, func(i, j int) bool {
+		if a, b := meta(files[i]), meta(files[j]); a != b {
+			return a > b
+		}
+		return files[i].Path < files[j].Path
+	})
 	for i, x := range files {
 		if i == 3 || meta(x) == 0 {
 			break
@@ -469,7 +474,12 @@ func (c *Collector) dataImbalance() Finding {
 		return f
 	}
 	f.Severity = Warning
-	sort.Slice(bad, func(i, j int) bool { return bad[i].most-bad[i].lst > bad[j].most-bad[j].lst })
+	sort.Slice(bad, func(i, j int) bool {
+		if a, b := bad[i].most-bad[i].lst, bad[j].most-bad[j].lst; a != b {
+			return a > b
+		}
+		return bad[i].path < bad[j].path
+	})
 	f.Evidence = append(f.Evidence, fmt.Sprintf("%d of %d shared files with data", len(bad), shared))
 	f.Evidence = append(f.Evidence, listed(len(bad), "files", func(i int) string {
 		b := bad[i]
@@ -506,7 +516,9 @@ func (c *Collector) repeatedOpens() Finding {
 	for _, x := range c.Files {
 		for i, p := range x.Procs {
 			r := rep{x.Path, i, p.Opens, p.MetaNs, p.BytesRead + p.BytesWritten}
-			if r.opens > most.opens || (r.opens == most.opens && r.path < most.path) {
+			// Ties go to the first path, then the first process: the
+			// processes' map has no order of its own.
+			if r.opens > most.opens || (r.opens == most.opens && (r.path < most.path || (r.path == most.path && r.proc < most.proc))) {
 				most = r
 			}
 			if p.Opens > th.RepeatedOpens {

@@ -58,16 +58,37 @@ type Options struct {
 
 // FromTracesWith is FromTraces with options.
 func FromTracesWith(paths []string, opt Options) (*Summary, []string, error) {
-	filter := defaultFilter
+	plan, err := NewPlan(paths, opt)
+	if err != nil {
+		return nil, nil, err
+	}
+	return plan.Summarize([]*Results{plan.Read(0, len(paths))})
+}
+
+// Plan is how the job view of a set of traces is read: as an MPI job's
+// ranks, or as processes taken for ranks 0, 1, ... (Options.Processes,
+// when no trace has a rank). Its traces can be read in shares, by
+// different processes (an analysis spread over MPI ranks), and the
+// shares' Results combined into the summary FromTracesWith gives.
+type Plan struct {
+	paths     []string
+	opt       Options
+	filter    *pathfilter.Filter
+	processes bool
+}
+
+// NewPlan looks at the traces' headers to choose how they are read.
+func NewPlan(paths []string, opt Options) (*Plan, error) {
+	p := &Plan{paths: paths, opt: opt, filter: defaultFilter}
 	if opt.AllPaths {
-		filter = nil
+		p.filter = nil
 	}
 	if opt.Processes {
 		ranked := false
 		for _, path := range paths {
 			r, err := tracefmt.Open(path)
 			if err != nil {
-				return nil, nil, err
+				return nil, err
 			}
 			ranked = r.Header().Rank != nil
 			r.Close()
@@ -75,114 +96,124 @@ func FromTracesWith(paths []string, opt Options) (*Summary, []string, error) {
 				break
 			}
 		}
-		if !ranked {
-			return fromProcesses(paths, filter, !opt.NoAccuracy, opt.Jobs)
-		}
+		p.processes = !ranked
 	}
-	results := readPartials(paths, opt.Jobs, func(_ int, path string) rankResult {
-		var res rankResult
-		res.p, res.rank, res.usedMPI, res.err = rankPartial(path, -1, filter, !opt.NoAccuracy)
-		return res
-	})
-	return fromRankResults(paths, results)
+	return p, nil
 }
 
-// fromRankResults merges the partials read from the traces at paths.
-func fromRankResults(paths []string, results []rankResult) (*Summary, []string, error) {
-	var warnings []string
-	var firstErr error
-	byRank := map[int]*Partial{}
-	where := map[int]string{}
-	top := -1
-	mpi := map[int]bool{}
-	for i, path := range paths {
-		p, rank, usedMPI, err := results[i].p, results[i].rank, results[i].usedMPI, results[i].err
-		results[i] = rankResult{} // the merge below keeps what it needs
-		if err != nil {
-			warnings = append(warnings, err.Error())
-			var te *tracefmt.TruncatedError
-			if !errors.As(err, &te) && firstErr == nil {
-				firstErr = err
-			}
+// Read reads the traces lo to hi-1 into their partials, on opt.Jobs
+// goroutines, merging them as it goes.
+func (p *Plan) Read(lo, hi int) *Results {
+	paths := p.paths[lo:hi]
+	var counts map[int]int
+	if !p.processes {
+		counts = rankCounts(p.paths, p.opt.Jobs)
+	}
+	m := newMerger(lo, p.processes, counts)
+	readInOrder(paths, p.opt.Jobs, func(i int, path string) rankResult {
+		var res rankResult
+		if p.processes {
+			res.p, _, _, res.err = rankPartial(path, lo+i, p.filter, !p.opt.NoAccuracy)
+			res.rank = lo + i
+		} else {
+			res.p, res.rank, res.usedMPI, res.err = rankPartial(path, -1, p.filter, !p.opt.NoAccuracy)
 		}
-		if p == nil || rank < 0 {
-			continue
-		}
-		// A rank may have traced more than one process (mpirun running a
-		// script that starts the program): the job's is the one that
-		// called MPI.
-		if other, dup := where[rank]; dup {
-			switch {
-			case mpi[rank] && !usedMPI:
-				continue
-			case usedMPI && !mpi[rank]:
-			default:
-				return nil, warnings, fmt.Errorf("%s and %s are both rank %d: give the traces of one job", other, path, rank)
-			}
-		}
-		byRank[rank], where[rank], mpi[rank] = p, path, usedMPI
-		top = max(top, rank)
-	}
-	if top < 0 {
-		return nil, warnings, errors.New("job: no trace has a rank: not an MPI job (set IOPRED_RANK to give one)")
-	}
-	if top >= MaxRanks {
-		return nil, warnings, fmt.Errorf("job: rank %d is past the bound of %d ranks", top, MaxRanks)
-	}
-	parts := make([]*Partial, top+1)
-	var missing []string
-	for r := range parts {
-		if parts[r] = byRank[r]; parts[r] == nil {
-			parts[r] = &Partial{FirstRank: r, Ranks: 1, Accuracy: []float32{-1}}
-			missing = append(missing, fmt.Sprint(r))
-		}
-	}
-	if len(missing) > 0 {
-		warnings = append(warnings, fmt.Sprintf("no trace of rank %s: counted as ranks without I/O", strings.Join(missing, ", ")))
-	}
-	merged, err := MergeTree(parts)
-	if err != nil {
-		return nil, warnings, err
-	}
-	return Summarize(merged), warnings, firstErr
+		return res
+	}, m.add)
+	return &Results{m: m}
 }
 
-// fromProcesses is the job view of traces without ranks, trace i taken
-// for rank i.
-func fromProcesses(paths []string, filter *pathfilter.Filter, replay bool, jobs int) (*Summary, []string, error) {
-	if len(paths) == 0 {
-		return nil, nil, errors.New("job: no trace")
-	}
-	if len(paths) > MaxRanks {
-		return nil, nil, fmt.Errorf("job: %d processes, more than %d", len(paths), MaxRanks)
-	}
-	var warnings []string
-	var firstErr error
-	parts := make([]*Partial, len(paths))
-	results := readPartials(paths, jobs, func(i int, path string) rankResult {
-		var res rankResult
-		res.p, _, _, res.err = rankPartial(path, i, filter, replay)
-		return res
-	})
-	for i := range paths {
-		p, err := results[i].p, results[i].err
-		if err != nil {
-			warnings = append(warnings, err.Error())
-			var te *tracefmt.TruncatedError
-			if !errors.As(err, &te) && firstErr == nil {
-				firstErr = err
-			}
+// Summarize merges the Results of every share of the traces, in the order
+// of the traces, into the job summary.
+func (p *Plan) Summarize(parts []*Results) (*Summary, []string, error) {
+	return summarizeShares(p.paths, p.processes, parts)
+}
+
+func summarizeShares(paths []string, processes bool, parts []*Results) (*Summary, []string, error) {
+	root := newMerger(0, processes, nil)
+	for _, r := range parts {
+		if r.m.first != len(root.infos) {
+			return nil, nil, fmt.Errorf("job: the share of traces from %d follows traces up to %d", r.m.first, len(root.infos)-1)
 		}
-		if p == nil {
-			p = &Partial{FirstRank: i, Ranks: 1, Accuracy: []float32{-1}}
+		if r.m.processes != processes {
+			return nil, nil, errors.New("job: shares of traces read as ranks and as processes")
 		}
-		parts[i] = p
+		root.absorb(r.m)
 	}
-	merged, err := MergeTree(parts)
+	return root.finish(paths)
+}
+
+// Results are the job view's partials of a contiguous share of the
+// traces, merged as far as the share allows: what one process of an
+// analysis spread over MPI ranks sends to the one that merges the shares
+// (Encode, DecodeResults).
+type Results struct {
+	m *merger
+}
+
+// NewResults starts the job view's share of the traces from lo, for an
+// analysis that reads them itself and hands over each trace's
+// TraceReader in turn (Add). The traces' ranks are their own; opt.Jobs
+// reads the headers of all the paths at once, to learn which ranks have
+// more than one trace.
+func NewResults(paths []string, lo int, opt Options) *Results {
+	return &Results{m: newMerger(lo, false, rankCounts(paths, opt.Jobs))}
+}
+
+// Add takes the next trace's partial (nil for a trace left out), whose
+// reading has ended.
+func (r *Results) Add(t *TraceReader) {
+	if t == nil {
+		r.m.add(rankResult{rank: -1})
+		return
+	}
+	r.m.add(t.res)
+	t.res = rankResult{}
+}
+
+// FromResults is the job summary of traces read in shares by NewResults
+// and Add (the traces' ranks their own), the shares given in order.
+func FromResults(paths []string, parts []*Results) (*Summary, []string, error) {
+	return summarizeShares(paths, false, parts)
+}
+
+// Encode serialises the results (MessagePack).
+func (r *Results) Encode() ([]byte, error) { return r.m.encode() }
+
+// First is the first trace of the share.
+func (r *Results) First() int { return r.m.first }
+
+// DecodeResults reads results Encode wrote (another process's message:
+// each partial is checked as Decode checks it).
+func DecodeResults(b []byte) (*Results, error) {
+	m, err := decodeMerger(b, nil)
 	if err != nil {
-		return nil, warnings, err
+		return nil, err
 	}
-	return Summarize(merged), warnings, firstErr
+	return &Results{m: m}, nil
+}
+
+// rankCounts returns how many of the traces each rank has, from their
+// headers, read on up to jobs goroutines (a trace that cannot be opened
+// counts for no rank).
+func rankCounts(paths []string, jobs int) map[int]int {
+	counts := map[int]int{}
+	readInOrder(paths, jobs, func(_ int, path string) int {
+		r, err := tracefmt.Open(path)
+		if err != nil {
+			return -1
+		}
+		defer r.Close()
+		if h := r.Header(); h.Rank != nil {
+			return *h.Rank
+		}
+		return -1
+	}, func(rank int) {
+		if rank >= 0 {
+			counts[rank]++
+		}
+	})
+	return counts
 }
 
 // rankResult is what rankPartial found in one trace.
@@ -193,18 +224,23 @@ type rankResult struct {
 	err     error
 }
 
-// readPartials calls read on every path, on up to jobs goroutines at
-// once, and returns the results in the order of paths. A partial is
-// bounded (MaxStreams, MaxRunsPerStream), so the results hold at most a
-// bounded partial per trace, whatever the traces' sizes.
-func readPartials(paths []string, jobs int, read func(i int, path string) rankResult) []rankResult {
-	results := make([]rankResult, len(paths))
+// readInOrder calls read on every path, on up to jobs goroutines at
+// once, and hands the results to consume in the order of paths, in the
+// calling goroutine. The reading runs at most a few traces ahead of
+// consume, so that the results waiting hold a few partials, whatever the
+// number of traces.
+func readInOrder[T any](paths []string, jobs int, read func(i int, path string) T, consume func(T)) {
 	if jobs <= 1 || len(paths) <= 1 {
 		for i, path := range paths {
-			results[i] = read(i, path)
+			consume(read(i, path))
 		}
-		return results
+		return
 	}
+	slots := make([]chan T, len(paths))
+	for i := range slots {
+		slots[i] = make(chan T, 1)
+	}
+	ahead := make(chan struct{}, 2*jobs) // tokens: traces read but not consumed
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range min(jobs, len(paths)) {
@@ -212,16 +248,22 @@ func readPartials(paths []string, jobs int, read func(i int, path string) rankRe
 		go func() {
 			defer wg.Done()
 			for {
+				ahead <- struct{}{}
 				i := int(next.Add(1) - 1)
 				if i >= len(paths) {
+					<-ahead
 					return
 				}
-				results[i] = read(i, paths[i])
+				slots[i] <- read(i, paths[i])
 			}
 		}()
 	}
+	for i := range paths {
+		consume(<-slots[i])
+		slots[i] = nil
+		<-ahead
+	}
 	wg.Wait()
-	return results
 }
 
 // rankPartial reads one trace into its rank's partial, leaving out the
@@ -362,20 +404,6 @@ func (t *TraceReader) End(readErr error) {
 // FromTraceReaders.
 func OpenFailed(path string, err error) *TraceReader {
 	return &TraceReader{path: path, rank: -1, res: rankResult{rank: -1, err: err}}
-}
-
-// FromTraceReaders is FromTraces over partials already read, one per path
-// in the order of paths (nil for a trace left out).
-func FromTraceReaders(paths []string, readers []*TraceReader) (*Summary, []string, error) {
-	results := make([]rankResult, len(paths))
-	for i, t := range readers {
-		if t != nil {
-			results[i] = t.res
-		} else {
-			results[i] = rankResult{rank: -1}
-		}
-	}
-	return fromRankResults(paths, results)
 }
 
 // SummaryPath is where rank 0 writes the job summary, beside its trace.

@@ -5,11 +5,17 @@
 package patterns
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"sort"
+	"sync"
+	"sync/atomic"
 
+	"github.com/vmihailenco/msgpack/v5"
+
+	"iopred/internal/msgcheck"
 	"iopred/predictor/pattern"
 	"iopred/tracefmt"
 )
@@ -99,41 +105,101 @@ type procInfo struct {
 // records read and adds a warning; the error returned is the first other
 // read error (the report still holds what could be read).
 func Analyze(traces []string, window int) (*Report, error) {
+	return AnalyzeJobs(traces, window, 1)
+}
+
+// AnalyzeJobs is Analyze reading jobs traces at once, each on its own
+// goroutine (its streams are its own); the report is the same whatever
+// jobs. Each trace's streams are condensed into their patterns as soon as
+// it is read, and the traces are taken in order at most a few ahead of
+// the one whose patterns are collected.
+func AnalyzeJobs(traces []string, window, jobs int) (*Report, error) {
+	return Combine(traces, []*Share{ReadShare(traces, 0, len(traces), window, jobs)})
+}
+
+// Share is the patterns of a contiguous share of the traces, each
+// trace's streams condensed: what one rank of an analysis spread over MPI
+// ranks sends to the one that combines them (Encode, DecodeShare).
+type Share struct {
+	first int
+	procs []procInfo
+	errs  []shareError // by trace, nil for none
+	done  []*doneStream
+}
+
+// shareError is a trace's reading error as a share keeps it: its
+// message, and whether it was a truncation (a warning, not the error).
+type shareError struct {
+	Msg       string `msgpack:"m"`
+	Truncated bool   `msgpack:"t"`
+}
+
+// ReadShare reads traces lo to hi-1 on jobs goroutines.
+func ReadShare(traces []string, lo, hi, window, jobs int) *Share {
 	if window <= 0 {
 		window = pattern.DefaultWindow
 	}
-	streams := map[streamKey]*stream{}
-	procs := make([]procInfo, len(traces))
+	sh := &Share{first: lo, procs: make([]procInfo, hi-lo), errs: make([]shareError, hi-lo)}
+	inOrder(hi-lo, jobs, func(i int) traceStreams {
+		return readTrace(int64(lo+i), traces[lo+i], window)
+	}, func(i int, t traceStreams) {
+		sh.procs[i] = t.proc
+		sort.Slice(t.streams, func(a, b int) bool { return keyLess(t.streams[a].key, t.streams[b].key) })
+		sh.done = append(sh.done, t.streams...)
+		if t.err != nil {
+			var te *tracefmt.TruncatedError
+			sh.errs[i] = shareError{Msg: t.err.Error(), Truncated: errors.As(t.err, &te)}
+		}
+	})
+	return sh
+}
+
+func keyLess(a, b streamKey) bool {
+	if a.path != b.path {
+		return a.path < b.path
+	}
+	if a.id != b.id {
+		return a.id < b.id
+	}
+	return !a.write && b.write
+}
+
+// Combine builds the report of the traces from the shares that cover
+// them, in order.
+func Combine(traces []string, shares []*Share) (*Report, error) {
 	rep := &Report{}
 	var firstErr error
-	for i, path := range traces {
-		err := readTrace(int64(i), path, streams, &procs[i], window)
-		var te *tracefmt.TruncatedError
-		switch {
-		case err == nil:
-		case errors.As(err, &te):
-			rep.Warnings = append(rep.Warnings, err.Error())
-		default:
-			rep.Warnings = append(rep.Warnings, err.Error())
-			if firstErr == nil {
-				firstErr = err
+	procs := make([]procInfo, 0, len(traces))
+	done := map[streamKey]*doneStream{}
+	for _, sh := range shares {
+		if sh.first != len(procs) {
+			return nil, fmt.Errorf("patterns: the share of traces from %d follows traces up to %d", sh.first, len(procs)-1)
+		}
+		procs = append(procs, sh.procs...)
+		for _, d := range sh.done {
+			if d.key.id < int64(sh.first) || d.key.id >= int64(len(procs)) {
+				return nil, fmt.Errorf("patterns: a stream of trace %d in the share of traces %d to %d", d.key.id, sh.first, len(procs)-1)
+			}
+			done[d.key] = d
+		}
+		for _, e := range sh.errs {
+			if e.Msg == "" {
+				continue
+			}
+			rep.Warnings = append(rep.Warnings, e.Msg)
+			if !e.Truncated && firstErr == nil {
+				firstErr = errors.New(e.Msg)
 			}
 		}
 	}
-	keys := make([]streamKey, 0, len(streams))
-	for k := range streams {
+	if len(procs) != len(traces) {
+		return nil, fmt.Errorf("patterns: the shares cover %d traces of %d", len(procs), len(traces))
+	}
+	keys := make([]streamKey, 0, len(done))
+	for k := range done {
 		keys = append(keys, k)
 	}
-	sort.Slice(keys, func(i, j int) bool {
-		a, b := keys[i], keys[j]
-		if a.path != b.path {
-			return a.path < b.path
-		}
-		if a.id != b.id {
-			return a.id < b.id
-		}
-		return !a.write && b.write
-	})
+	sort.Slice(keys, func(i, j int) bool { return keyLess(keys[i], keys[j]) })
 	var cur *File
 	runs := map[bool]*pattern.RunGroups{false: {}, true: {}}
 	var entries []pattern.Entry
@@ -153,35 +219,169 @@ func Analyze(traces []string, window int) (*Report, error) {
 			}
 			cur = &File{Path: k.path, Local: []Local{}, Global: []Global{}}
 		}
-		s := streams[k]
-		idx := indexOf(k.id, s)
+		d := done[k]
 		p := procs[k.id]
-		loc := Local{ID: k.id, Trace: p.trace, PID: p.pid, Rank: p.rank, Kind: "read",
-			Requests: s.requests, Entries: idx}
-		if k.write {
-			loc.Kind = "write"
-		}
-		if tr := s.logical.Tree(4); tr.Depth() >= 2 && len(tr.Nodes) <= maxTreeNodes {
-			loc.Tree = tr.String()
-		}
-		var covered int64
-		for i := range idx {
-			loc.Patterns = append(loc.Patterns, idx[i].Logical.String())
-			if idx[i].Logical.Reps >= 2 {
-				covered += idx[i].Len()
-			}
-		}
+		loc := d.local
+		loc.Trace, loc.PID, loc.Rank = p.trace, p.pid, p.rank
 		cur.Requests += loc.Requests
-		cur.Coverage += float64(covered) // divided by Requests in finishFile
+		cur.Coverage += float64(d.covered) // divided by Requests in finishFile
 		cur.Local = append(cur.Local, loc)
-		entries = append(entries, idx...)
-		runs[k.write].Append(s.runs.FinishGroups())
-		delete(streams, k)
+		entries = append(entries, loc.Entries...)
+		runs[k.write].Append(d.runs)
+		delete(done, k)
 	}
 	if err := flush(); err != nil {
 		return rep, err
 	}
 	return rep, firstErr
+}
+
+// The wire form of a share (MessagePack).
+type (
+	wireShare struct {
+		First   int          `msgpack:"f"`
+		Procs   []wireProc   `msgpack:"p"`
+		Errs    []shareError `msgpack:"e"`
+		Streams []wireStream `msgpack:"s"`
+	}
+	wireProc struct {
+		Trace string `msgpack:"t"`
+		PID   int    `msgpack:"p"`
+		Rank  *int   `msgpack:"r"`
+	}
+	wireStream struct {
+		Path    string            `msgpack:"path"`
+		ID      int64             `msgpack:"id"`
+		Write   bool              `msgpack:"w"`
+		Local   Local             `msgpack:"l"`
+		Covered int64             `msgpack:"c"`
+		Runs    pattern.RunGroups `msgpack:"r"`
+	}
+)
+
+// Encode serialises the share (MessagePack).
+func (sh *Share) Encode() ([]byte, error) {
+	w := wireShare{First: sh.first, Errs: sh.errs}
+	for _, p := range sh.procs {
+		w.Procs = append(w.Procs, wireProc{p.trace, p.pid, p.rank})
+	}
+	for _, d := range sh.done {
+		w.Streams = append(w.Streams, wireStream{Path: d.key.path, ID: d.key.id, Write: d.key.write, Local: d.local, Covered: d.covered, Runs: d.runs})
+	}
+	var buf bytes.Buffer
+	enc := msgpack.NewEncoder(&buf)
+	enc.UseCompactInts(true)
+	if err := enc.Encode(&w); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// DecodeShare reads a share Encode wrote (another process's message,
+// checked before use).
+func DecodeShare(b []byte) (*Share, error) {
+	if err := msgcheck.Check(b); err != nil {
+		return nil, fmt.Errorf("patterns: share: %w", err)
+	}
+	var w wireShare
+	if err := msgpack.NewDecoder(bytes.NewReader(b)).Decode(&w); err != nil {
+		return nil, fmt.Errorf("patterns: share: %w", err)
+	}
+	if w.First < 0 || len(w.Errs) != len(w.Procs) {
+		return nil, fmt.Errorf("patterns: share: %d errors for %d traces from %d", len(w.Errs), len(w.Procs), w.First)
+	}
+	sh := &Share{first: w.First, errs: w.Errs}
+	for _, p := range w.Procs {
+		sh.procs = append(sh.procs, procInfo{p.Trace, p.PID, p.Rank})
+	}
+	for _, x := range w.Streams {
+		if x.ID < int64(w.First) || x.ID >= int64(w.First+len(w.Procs)) {
+			return nil, fmt.Errorf("patterns: share: a stream of trace %d outside its %d traces from %d", x.ID, len(w.Procs), w.First)
+		}
+		if x.Local.Patterns == nil && len(x.Local.Entries) > 0 {
+			return nil, fmt.Errorf("patterns: share: %s: entries without patterns", x.Path)
+		}
+		sh.done = append(sh.done, &doneStream{key: streamKey{x.Path, x.ID, x.Write}, local: x.Local, covered: x.Covered, runs: x.Runs})
+	}
+	return sh, nil
+}
+
+// doneStream is a stream condensed once its trace is read: its local
+// patterns and its strided runs.
+type doneStream struct {
+	key     streamKey
+	local   Local // but the process's trace, pid and rank
+	covered int64 // requests in patterns repeated at least twice
+	runs    pattern.RunGroups
+}
+
+// traceStreams is what one trace gave: its process and its streams.
+type traceStreams struct {
+	proc    procInfo
+	streams []*doneStream
+	err     error
+}
+
+// condense turns a stream into its patterns.
+func condense(k streamKey, s *stream) *doneStream {
+	idx := indexOf(k.id, s)
+	loc := Local{ID: k.id, Kind: "read", Requests: s.requests, Entries: idx}
+	if k.write {
+		loc.Kind = "write"
+	}
+	if tr := s.logical.Tree(4); tr.Depth() >= 2 && len(tr.Nodes) <= maxTreeNodes {
+		loc.Tree = tr.String()
+	}
+	d := &doneStream{key: k}
+	for i := range idx {
+		loc.Patterns = append(loc.Patterns, idx[i].Logical.String())
+		if idx[i].Logical.Reps >= 2 {
+			d.covered += idx[i].Len()
+		}
+	}
+	d.local = loc
+	d.runs = s.runs.FinishGroups()
+	return d
+}
+
+// inOrder calls read(i) for i in 0..n-1 on up to jobs goroutines and
+// consume(i, result) in the calling goroutine in the order of i, reading
+// at most 2*jobs results ahead of consume.
+func inOrder[T any](n, jobs int, read func(i int) T, consume func(i int, v T)) {
+	if jobs <= 1 || n <= 1 {
+		for i := range n {
+			consume(i, read(i))
+		}
+		return
+	}
+	slots := make([]chan T, n)
+	for i := range slots {
+		slots[i] = make(chan T, 1)
+	}
+	ahead := make(chan struct{}, 2*jobs)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(jobs, n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				ahead <- struct{}{}
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					<-ahead
+					return
+				}
+				slots[i] <- read(i)
+			}
+		}()
+	}
+	for i := range n {
+		consume(i, <-slots[i])
+		slots[i] = nil
+		<-ahead
+	}
+	wg.Wait()
 }
 
 // finishFile completes a file's figures; runs are its streams' strided
@@ -223,25 +423,34 @@ func finishFile(f *File, entries []pattern.Entry, runs map[bool]*pattern.RunGrou
 	return nil
 }
 
-// readTrace adds the data events of one trace to streams: per file, its
-// reads and its writes apart, in time order, the bytes each moved.
-func readTrace(id int64, path string, streams map[streamKey]*stream, p *procInfo, window int) error {
-	p.trace = path
+// readTrace reads the data events of one trace: per file, its reads and
+// its writes apart, in time order, the bytes each moved; each stream
+// condensed into its patterns at the end.
+func readTrace(id int64, path string, window int) (t traceStreams) {
+	t.proc.trace = path
 	r, err := tracefmt.Open(path)
 	if err != nil {
-		return err
+		t.err = err
+		return t
 	}
 	defer r.Close()
 	h := r.Header()
-	p.pid, p.rank = h.PID, h.Rank
+	t.proc.pid, t.proc.rank = h.PID, h.Rank
+	streams := map[streamKey]*stream{}
+	defer func() {
+		for k, s := range streams {
+			t.streams = append(t.streams, condense(k, s))
+		}
+	}()
 	var flow tracefmt.DataFlow
 	for {
 		rec, err := r.Next()
 		if err == io.EOF {
-			return nil
+			return t
 		}
 		if err != nil {
-			return err
+			t.err = err
+			return t
 		}
 		e := rec.Event
 		if e == nil || e.Errno != 0 {

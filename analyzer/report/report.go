@@ -64,13 +64,42 @@ func Build(traces []string, opt Options) (*Report, error) {
 	if len(traces) == 0 {
 		return nil, errors.New("report: no trace")
 	}
+	col := insights.NewCollector(opt.Thresholds)
+	sum, err := summary.Summarize(traces, SummaryOptions(opt, col))
+	if sum == nil {
+		return nil, err
+	}
+	r := New(traces, sum, col, opt)
+	if r.Job == nil {
+		// No trace carries a rank: the job view of the processes, taken
+		// for ranks in the order given.
+		r.SetProcessesView(job.FromTracesWith(traces, ProcessesOptions(opt)))
+	}
+	return r, err
+}
+
+// SummaryOptions are the options Build summarises the traces with, the
+// findings' figures going to obs.
+func SummaryOptions(opt Options, obs summary.Observer) summary.Options {
 	if opt.Top == 0 {
 		opt.Top = 20
 	}
-	col := insights.NewCollector(opt.Thresholds)
-	sum, err := summary.Summarize(traces, summary.Options{Top: opt.Top, AllPaths: opt.AllPaths, Observer: col, Jobs: opt.Jobs})
-	if sum == nil {
-		return nil, err
+	return summary.Options{Top: opt.Top, AllPaths: opt.AllPaths, Observer: obs, Jobs: opt.Jobs}
+}
+
+// ProcessesOptions are the options of the job view Build reads when no
+// trace has a rank (SetProcessesView).
+func ProcessesOptions(opt Options) job.Options {
+	return job.Options{AllPaths: opt.AllPaths, Processes: true, Jobs: opt.Jobs}
+}
+
+// New is the report of the summary and the collector its reading filled
+// (what Build does once the traces are read: an analysis spread over MPI
+// ranks combines them first). When its Job is nil, SetProcessesView
+// gives it the job view of the processes.
+func New(traces []string, sum *summary.Report, col *insights.Collector, opt Options) *Report {
+	if opt.Top == 0 {
+		opt.Top = 20
 	}
 	r := &Report{Traces: traces, Summary: sum, Stats: col, Findings: col.Findings(), Options: opt}
 	r.Options.Thresholds = col.Thresholds()
@@ -84,17 +113,17 @@ func Build(traces []string, opt Options) (*Report, error) {
 		}
 	}
 	r.Job, r.JobWarnings = sum.Job, sum.JobWarnings
-	if r.Job == nil {
-		// No trace carries a rank: the job view of the processes, taken
-		// for ranks in the order given.
-		j, warnings, jerr := job.FromTracesWith(traces, job.Options{AllPaths: opt.AllPaths, Processes: true, Jobs: opt.Jobs})
-		r.Job = j
-		if j == nil && jerr != nil {
-			warnings = append(warnings, "no job view: "+jerr.Error())
-		}
-		r.JobWarnings = append(r.JobWarnings, dedupe(warnings, r.Problems)...)
+	return r
+}
+
+// SetProcessesView sets the job view of traces without ranks, as
+// job.FromTracesWith returns it with ProcessesOptions.
+func (r *Report) SetProcessesView(j *job.Summary, warnings []string, jerr error) {
+	r.Job = j
+	if j == nil && jerr != nil {
+		warnings = append(warnings, "no job view: "+jerr.Error())
 	}
-	return r, err
+	r.JobWarnings = append(r.JobWarnings, dedupe(warnings, r.Problems)...)
 }
 
 // dedupe drops the warnings already among the problems.

@@ -28,6 +28,10 @@ const batchRecords = 4096
 // batchesAhead is how many batches of one trace may wait for the summary.
 const batchesAhead = 2
 
+// tracesAhead is how many traces per reading goroutine may be read ahead
+// of the summary (taken and not yet summarised).
+const tracesAhead = 2
+
 // batch is a run of one trace's records, or its end: the error that ended
 // it (io.EOF at a clean end).
 type batch struct {
@@ -56,9 +60,15 @@ type sources struct {
 	// as the summary (each trace is decoded once for both); readers[i]
 	// is set before trace i's last record is handed over.
 	readers []*job.TraceReader
+	mu      sync.Mutex    // guards readers: the reading goroutines set them
 	slots   []chan opened // per trace, its opened value once
-	done    chan struct{}
-	wg      sync.WaitGroup
+	// ahead holds a token for each trace taken by a reading goroutine and
+	// not yet done with by the summary: small traces fit in their
+	// channels, and without the bound the goroutines would read them all
+	// ahead of the summary.
+	ahead chan struct{}
+	done  chan struct{}
+	wg    sync.WaitGroup
 }
 
 func newSources(traces []string, jobs int, jobOpt job.Options) *sources {
@@ -71,12 +81,18 @@ func newSources(traces []string, jobs int, jobOpt job.Options) *sources {
 		s.slots[i] = make(chan opened, 1)
 	}
 	s.done = make(chan struct{})
+	s.ahead = make(chan struct{}, tracesAhead*jobs)
 	var next atomic.Int64
 	for range min(jobs, len(traces)) {
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
 			for {
+				select {
+				case s.ahead <- struct{}{}:
+				case <-s.done:
+					return
+				}
 				i := int(next.Add(1) - 1)
 				if i >= len(traces) {
 					return
@@ -125,11 +141,15 @@ func (s *sources) read(i int) bool {
 func (s *sources) openTrace(i int) (*feedingSource, error) {
 	r, err := tracefmt.Open(s.traces[i])
 	if err != nil {
+		s.mu.Lock()
 		s.readers[i] = job.OpenFailed(s.traces[i], err)
+		s.mu.Unlock()
 		return nil, err
 	}
 	t := job.NewTraceReader(s.traces[i], r.Header(), s.jobOpt)
+	s.mu.Lock()
 	s.readers[i] = t
+	s.mu.Unlock()
 	return &feedingSource{Stream: r, job: t}, nil
 }
 
@@ -175,6 +195,19 @@ func (s *sources) open(i int) func() (recordSource, error) {
 		return &pipedSource{hdr: o.hdr, in: o.batches, files: map[uint32]tracefmt.File{},
 			contexts: map[uint64]tracefmt.Context{}}, nil
 	}
+}
+
+// take returns trace i's job partial reader, whose trace the summary has
+// read, and forgets it: a reading goroutine may take another trace.
+func (s *sources) take(i int) *job.TraceReader {
+	s.mu.Lock()
+	t := s.readers[i]
+	s.readers[i] = nil
+	s.mu.Unlock()
+	if s.ahead != nil {
+		<-s.ahead
+	}
+	return t
 }
 
 // stop ends the reading goroutines (the summary may stop early) and waits

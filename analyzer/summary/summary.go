@@ -10,6 +10,7 @@ package summary
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"path/filepath"
 	"slices"
@@ -337,23 +338,59 @@ type ctxAcc struct {
 // worst truncated), so that callers can tell corrupt input from a killed
 // process.
 func Summarize(traces []string, opt Options) (*Report, error) {
-	rep := &Report{AllPaths: opt.AllPaths}
+	return Combine(traces, []*Partial{Read(traces, 0, len(traces), opt)}, opt)
+}
+
+// Read reads traces lo to hi-1 of traces into a Partial: one share of a
+// summary spread over processes (the ranks of an MPI job), which Combine
+// joins with the other shares. The Observer sees the share's traces,
+// numbered by their place in traces.
+func Read(traces []string, lo, hi int, opt Options) *Partial {
 	s := &summarizer{files: map[string]*fileAcc{}, ctxs: map[uint64]*ctxAcc{}, excluded: map[string]bool{},
 		obs: opt.Observer}
 	if !opt.AllPaths {
 		s.filter = pathfilter.Default()
 	}
-	var firstErr error
-	src := newSources(traces, opt.Jobs, job.Options{AllPaths: opt.AllPaths})
+	part := &Partial{first: lo, s: s}
+	share := traces[lo:hi]
+	src := newSources(share, opt.Jobs, job.Options{AllPaths: opt.AllPaths})
 	defer src.stop()
-	for i, path := range traces {
-		p, err := s.trace(i, path, src.open(i))
-		rep.Processes = append(rep.Processes, p)
+	// The job view's partial of each trace joins the merge as soon as the
+	// trace is read, so that the partials do not pile up.
+	part.job = job.NewResults(traces, lo, job.Options{AllPaths: opt.AllPaths, Jobs: opt.Jobs})
+	for i, path := range share {
+		p, err := s.trace(lo+i, path, src.open(i))
+		part.procs = append(part.procs, p)
 		var te *tracefmt.TruncatedError
-		if err != nil && !errors.As(err, &te) && firstErr == nil {
-			firstErr = err
+		if err != nil && !errors.As(err, &te) && part.err == nil {
+			part.err = err
 		}
+		part.job.Add(src.take(i))
 	}
+	return part
+}
+
+// Combine joins the Partials of every share of traces, in their order,
+// into the summary Summarize gives. The partials are consumed.
+func Combine(traces []string, parts []*Partial, opt Options) (*Report, error) {
+	if len(parts) == 0 {
+		return nil, errors.New("summary: no share of the traces")
+	}
+	all := parts[0]
+	jobs := []*job.Results{all.job}
+	for _, p := range parts[1:] {
+		if p.first != all.first+len(all.procs) {
+			return nil, fmt.Errorf("summary: the share of traces from %d follows traces up to %d", p.first, all.first+len(all.procs)-1)
+		}
+		all.merge(p)
+		jobs = append(jobs, p.job)
+	}
+	if all.first != 0 || len(all.procs) != len(traces) {
+		return nil, fmt.Errorf("summary: the shares cover traces %d to %d of %d", all.first, all.first+len(all.procs)-1, len(traces))
+	}
+	s := all.s
+	rep := &Report{AllPaths: opt.AllPaths, Processes: all.procs}
+	firstErr := all.err
 	for _, p := range rep.Processes {
 		if p.StartUnixNs > 0 && (rep.StartUnixNs == 0 || p.StartUnixNs < rep.StartUnixNs) {
 			rep.StartUnixNs = p.StartUnixNs
@@ -399,7 +436,7 @@ func Summarize(traces []string, opt Options) (*Report, error) {
 	}
 	for _, p := range rep.Processes {
 		if p.Rank != nil && !s.cnt.countersOnly() {
-			j, warnings, err := job.FromTraceReaders(traces, src.readers)
+			j, warnings, err := job.FromResults(traces, jobs)
 			rep.Job, rep.JobWarnings = j, warnings
 			if j == nil && err != nil {
 				rep.JobWarnings = append(rep.JobWarnings, "no job view: "+err.Error())
@@ -422,6 +459,9 @@ type summarizer struct {
 	source   *SourceJob
 	notes    []string // the headers' notes, each once
 	regions  map[[2]string]*regionAcc
+	// firstPartial is the first header's Partial that is not empty
+	// (what a share tells the source of an earlier share).
+	firstPartial string
 	// the previous path asked about and the answer
 	lastPath     string
 	lastExcluded bool
@@ -475,6 +515,9 @@ func (s *summarizer) trace(proc int, path string, open func() (recordSource, err
 	}
 	if h.Partial != "" && s.source != nil && s.source.Partial == "" {
 		s.source.Partial = h.Partial
+	}
+	if s.firstPartial == "" {
+		s.firstPartial = h.Partial
 	}
 	if s.obs != nil {
 		s.obs.Begin(proc, path, h)

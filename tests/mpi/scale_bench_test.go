@@ -27,7 +27,9 @@ var scaleRanks = []int{64, 512, 4096}
 // run them, whole processes, on trace sets from 64 to 4,096 ranks with
 // 1, 2 and 4 workers (--jobs), and prints one table: ranks, events,
 // workers, wall time, CPU time (user + system, every thread), peak
-// resident memory. Two kinds of job: synthetic (`iopred synth`, a
+// resident memory; then with 2 and 4 MPI ranks (Open MPI's mpirun, each
+// rank measured by GNU time: CPU summed over the ranks, the largest
+// rank's peak memory). Two kinds of job: synthetic (`iopred synth`, a
 // periodic burst plus noise, about 350 events per rank) and a real MPI
 // program's traces (the IOR-like ior.c under Open MPI at 4 ranks, traced
 // by libiopred.so) replicated with shifted ranks. The events per rank are
@@ -64,7 +66,7 @@ func BenchmarkScale(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		// Rows are printed as they are measured: a long run shows its
 		// progress, and an interrupted one keeps what it measured.
-		fmt.Printf("\n%-10s %6s %10s %-8s %4s %9s %9s %9s %11s\n", "job", "ranks", "events", "analysis", "jobs", "wall-s", "cpu-s", "peak-MiB", "events/cpu-s")
+		fmt.Printf("\n%-10s %6s %10s %-8s %-9s %9s %9s %9s %11s\n", "job", "ranks", "events", "analysis", "workers", "wall-s", "cpu-s", "peak-MiB", "events/cpu-s")
 		for _, kind := range []string{"synthetic", "ior x" + fmt.Sprint(iorRanks)} {
 			for _, n := range ranks {
 				dir := filepath.Join(b.TempDir(), fmt.Sprint(n))
@@ -87,7 +89,21 @@ func BenchmarkScale(b *testing.B) {
 							args = append(args, "--json")
 						}
 						wall, cpu, rss := run(b, bin, append(args, dir)...)
-						fmt.Printf("%-10s %6d %10d %-8s %4d %9.2f %9.2f %9.1f %11.0f\n", kind, n, events, analysis, jobs,
+						fmt.Printf("%-10s %6d %10d %-8s %-9s %9.2f %9.2f %9.1f %11.0f\n", kind, n, events, analysis, fmt.Sprintf("jobs %d", jobs),
+							wall.Seconds(), cpu.Seconds(), float64(rss)/1024, float64(events)/cpu.Seconds())
+					}
+					// The same analysis over 2 and 4 MPI ranks of Open MPI,
+					// each rank reading its share on one goroutine.
+					for _, np := range mpiScaleRanks {
+						args := []string{analysis, "--mpi", "--jobs", "1"}
+						switch analysis {
+						case "report":
+							args = append(args, "-o", filepath.Join(b.TempDir(), "r.html"))
+						default:
+							args = append(args, "--json")
+						}
+						wall, cpu, rss := runMPI(b, m, np, bin, append(args, dir)...)
+						fmt.Printf("%-10s %6d %10d %-8s %-9s %9.2f %9.2f %9.1f %11.0f\n", kind, n, events, analysis, fmt.Sprintf("mpi %d", np),
 							wall.Seconds(), cpu.Seconds(), float64(rss)/1024, float64(events)/cpu.Seconds())
 					}
 				}
@@ -95,6 +111,45 @@ func BenchmarkScale(b *testing.B) {
 			}
 		}
 	}
+}
+
+// mpiScaleRanks are the MPI job sizes BenchmarkScale runs the analyses
+// with.
+var mpiScaleRanks = []int{2, 4}
+
+// runMPI runs the iopred command as np ranks of m's mpirun, each rank
+// under GNU time, and returns the wall time of the whole job, the CPU
+// time of its ranks (user and system, summed; mpirun's own is left out)
+// and the largest peak resident memory of a rank in KiB.
+func runMPI(b *testing.B, m impl, np int, bin string, args ...string) (time.Duration, time.Duration, int64) {
+	b.Helper()
+	need(b, "/usr/bin/time")
+	dir := b.TempDir()
+	// Each rank names its measurement after its rank, which Open MPI
+	// and MPICH's launchers give in their own variables.
+	script := `exec /usr/bin/time -f "%U %S %M" -o "$0/rank.${OMPI_COMM_WORLD_RANK:-$PMI_RANK}" "$@"`
+	start := time.Now()
+	out, err := mpirun(b, m, np, 30*time.Minute, nil, "sh", append([]string{"-c", script, dir, bin}, args...)...)
+	wall := time.Since(start)
+	if err != nil {
+		b.Fatalf("%s iopred %s: %v\n%s", m.run, strings.Join(args, " "), err, out)
+	}
+	var cpu time.Duration
+	var peak int64
+	for r := range np {
+		f, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("rank.%d", r)))
+		if err != nil {
+			b.Fatalf("rank %d's measurement: %v", r, err)
+		}
+		var user, sys float64
+		var rss int64
+		if _, err := fmt.Sscanf(string(f), "%g %g %d", &user, &sys, &rss); err != nil {
+			b.Fatalf("rank %d's measurement %q: %v", r, f, err)
+		}
+		cpu += time.Duration((user + sys) * 1e9)
+		peak = max(peak, rss)
+	}
+	return wall, cpu, peak
 }
 
 // run runs the iopred command and returns its wall time, CPU time (user

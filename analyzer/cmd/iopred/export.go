@@ -15,7 +15,7 @@ import (
 func init() {
 	register(&command{
 		name:    "export",
-		usage:   "--format perfetto|parquet|ftio [--predict=false] -o FILE TRACE|DIR...",
+		usage:   "--format perfetto|parquet|ftio [--predict=false] [--jobs N] -o FILE TRACE|DIR...",
 		summary: "write the traces as a Perfetto/Chrome trace (JSON), a Parquet table of events, or FTIO's JSON lines input",
 		run:     runExport,
 	})
@@ -27,8 +27,12 @@ func runExport(args []string, stdout, stderr io.Writer) error {
 	format := fs.String("format", "", "`perfetto` (Chrome trace-event JSON for ui.perfetto.dev), `parquet` (one row per event) or `ftio` (FTIO's JSON lines: read_sync and write_sync requests)")
 	out := fs.String("o", "", "write to `FILE` (- for standard output)")
 	predict := fs.Bool("predict", true, "perfetto: run the predictor and show its guess of each next call as an instant event")
+	jobs := jobsFlag(fs)
 	paths, err := parseFlagsAnywhere(fs, args)
 	if err != nil {
+		return err
+	}
+	if err := checkJobs(*jobs); err != nil {
 		return err
 	}
 	known := *format == "perfetto" || *format == "parquet" || *format == "ftio"
@@ -58,7 +62,7 @@ func runExport(args []string, stdout, stderr io.Writer) error {
 	var st export.Stats
 	switch *format {
 	case "perfetto":
-		st, err = export.Perfetto(w, traces, export.PerfettoOptions{Predict: *predict, Command: cmdline})
+		st, err = export.Perfetto(w, traces, export.PerfettoOptions{Predict: *predict, Command: cmdline, Jobs: *jobs})
 	case "parquet":
 		st, err = export.Parquet(w, traces, export.ParquetOptions{Command: cmdline})
 	case "ftio":

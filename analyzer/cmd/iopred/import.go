@@ -19,7 +19,7 @@ import (
 func init() {
 	register(&command{
 		name:  "import",
-		usage: "FORMAT INPUT... -o DIR",
+		usage: "FORMAT INPUT... -o DIR [--jobs N]",
 		summary: "convert other tools' traces (darshan: a Darshan log, one trace per rank; dftracer: .pfw/.pfw.gz files) " +
 			"into iopred traces in DIR",
 		run: runImport,
@@ -34,12 +34,16 @@ func runImport(args []string, stdout, stderr io.Writer) error {
 	c := commands["import"]
 	fs := newFlagSet(c, stderr)
 	out := fs.String("o", "", "write the traces into `DIR` (created if missing)")
+	jobs := jobsFlag(fs)
 	rest, err := parseFlagsAnywhere(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(rest) < 2 || *out == "" {
 		return errUsage
+	}
+	if err := checkJobs(*jobs); err != nil {
+		return err
 	}
 	format, inputs := rest[0], rest[1:]
 	if !slices.Contains(tracefmt.Formats(), format) {
@@ -48,63 +52,119 @@ func runImport(args []string, stdout, stderr io.Writer) error {
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		return err
 	}
-	var readErrs []error
+	// The inputs are checked first, in order; those before the first that
+	// fails are imported, as one after another would import them.
+	type task struct{ input, name string }
+	var tasks []task
+	var firstOf []int // the first task of each input checked
+	var checkErr error
+check:
 	for _, in := range inputs {
 		names, err := tracefmt.Discover(in)
 		if err != nil {
-			return err
+			checkErr = err
+			break
 		}
 		for _, name := range names {
 			got, err := tracefmt.FormatOf(name)
 			if err != nil {
-				return err
+				checkErr = err
+				break check
 			}
 			if got != format {
 				what := "an iopred trace"
 				if got != "" {
 					what = "a " + got + " file"
 				}
-				return fmt.Errorf("%s: %s, not %s", name, what, format)
+				checkErr = fmt.Errorf("%s: %s, not %s", name, what, format)
+				break check
 			}
 		}
+		firstOf = append(firstOf, len(tasks))
+		for _, name := range names {
+			tasks = append(tasks, task{in, name})
+		}
+	}
+	firstOf = append(firstOf, len(tasks))
+	type imported struct {
+		n   importCounts
+		err error
+	}
+	var readErrs []error
+	// The traces of one log share its cut: one warning, counted, rather
+	// than one per rank.
+	var warnings []string
+	warned := map[string]int{}
+	k := 0 // the input being reported
+	startInput := func() {
 		if format == "darshan" {
 			// The log's own warnings: modules not decoded, out of memory.
-			if l, _ := darshan.Open(in); l != nil {
+			if l, _ := darshan.Open(inputs[k]); l != nil {
 				for _, w := range l.Warnings {
-					fmt.Fprintf(stderr, "iopred import: %s: %s\n", in, w)
+					fmt.Fprintf(stderr, "iopred import: %s: %s\n", inputs[k], w)
 				}
 			}
 		}
-		// The traces of one log share its cut: one warning, counted,
-		// rather than one per rank.
-		var warnings []string
-		warned := map[string]int{}
-		for _, name := range names {
-			dest := filepath.Join(*out, importName(name))
-			n, err := importTrace(name, dest)
-			var te *tracefmt.TruncatedError
-			switch {
-			case errors.As(err, &te):
-				if warned[err.Error()] == 0 {
-					warnings = append(warnings, err.Error())
-				}
-				warned[err.Error()]++
-			case err != nil:
-				readErrs = append(readErrs, err)
-			}
-			if n.written && n.regions > 0 {
-				fmt.Fprintf(stdout, "%s: %d events, %d counter records, %d regions\n", dest, n.events, n.counters, n.regions)
-			} else if n.written {
-				fmt.Fprintf(stdout, "%s: %d events, %d counter records\n", dest, n.events, n.counters)
-			}
-		}
+	}
+	endInput := func() {
 		for _, w := range warnings {
-			if k := warned[w]; k > 1 {
-				fmt.Fprintf(stderr, "iopred import: warning: %s (in %d of %d traces; the imported traces stay marked partial)\n", w, k, len(names))
+			if n := warned[w]; n > 1 {
+				fmt.Fprintf(stderr, "iopred import: warning: %s (in %d of %d traces; the imported traces stay marked partial)\n", w, n, firstOf[k+1]-firstOf[k])
 			} else {
 				fmt.Fprintf(stderr, "iopred import: warning: %s (the imported trace stays marked partial)\n", w)
 			}
 		}
+		warnings, warned = nil, map[string]int{}
+	}
+	// Inputs without traces are reported (their log's warnings) too.
+	for k+1 < len(firstOf) && firstOf[k] == firstOf[k+1] {
+		startInput()
+		k++
+	}
+	// Two inputs of the same name write the same trace, the later one's
+	// last: in parallel, the order of their writes would be a race.
+	dests := map[string]bool{}
+	for _, t := range tasks {
+		d := importName(t.name)
+		if dests[d] {
+			*jobs = 1
+		}
+		dests[d] = true
+	}
+	eachInOrder(len(tasks), *jobs, func(i int) imported {
+		n, err := importTrace(tasks[i].name, filepath.Join(*out, importName(tasks[i].name)))
+		return imported{n, err}
+	}, func(i int, r imported) {
+		if i == firstOf[k] {
+			startInput()
+		}
+		dest := filepath.Join(*out, importName(tasks[i].name))
+		var te *tracefmt.TruncatedError
+		switch {
+		case errors.As(r.err, &te):
+			if warned[r.err.Error()] == 0 {
+				warnings = append(warnings, r.err.Error())
+			}
+			warned[r.err.Error()]++
+		case r.err != nil:
+			readErrs = append(readErrs, r.err)
+		}
+		if r.n.written && r.n.regions > 0 {
+			fmt.Fprintf(stdout, "%s: %d events, %d counter records, %d regions\n", dest, r.n.events, r.n.counters, r.n.regions)
+		} else if r.n.written {
+			fmt.Fprintf(stdout, "%s: %d events, %d counter records\n", dest, r.n.events, r.n.counters)
+		}
+		if i+1 == firstOf[k+1] {
+			endInput()
+			k++
+			for k+1 < len(firstOf) && firstOf[k] == firstOf[k+1] {
+				startInput()
+				k++
+			}
+		}
+	})
+	if checkErr != nil {
+		return checkErr
 	}
 	return errors.Join(readErrs...)
 }

@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -474,5 +476,49 @@ func TestPeriodHeatmapAgainstDXTOnARealLog(t *testing.T) {
 	}
 	if math.Abs(periods["auto"]-periods["heatmap"]) > 0.2 {
 		t.Errorf("DXT's period %.4f s and the heatmap's %.4f s differ by more than a bin", periods["auto"], periods["heatmap"])
+	}
+}
+
+// TestImportJobsIdentical proves that `import darshan` of many logs prints
+// the same lines and warnings and writes the same traces, byte for byte,
+// whatever --jobs: logs with DXT, counters only, Lustre layouts, a log cut
+// short (its warning counted over its ranks) and one the reader warns
+// about.
+func TestImportJobsIdentical(t *testing.T) {
+	whole, err := os.ReadFile(interop.Path(t, dxtLog))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := t.TempDir()
+	cut := filepath.Join(in, "cut.darshan")
+	os.WriteFile(cut, whole[:len(whole)-200], 0o644)
+	logs := []string{interop.Path(t, dxtLog), cut}
+	for _, rel := range []string{"darshan/darshan-logs/mpi-io-test-x86_64-3.4.7.darshan", "darshan/pytokio/sample.darshan",
+		"darshan/darshan-logs/nonmpi_dxt_anonymized.darshan", "darshan/darshan-logs/mpi-io-test-ppc64-3.1.8.darshan"} {
+		logs = append(logs, interop.Path(t, rel))
+	}
+	var want string
+	for _, jobs := range []string{"1", "2", "4"} {
+		out := filepath.Join(t.TempDir(), "imported")
+		code, stdout, stderr := run(append(append([]string{"import", "darshan", "--jobs", jobs}, logs...), "-o", out)...)
+		got := fmt.Sprintf("exit %d\n%s\n%s", code, strings.ReplaceAll(stdout, out, "OUT"), stderr)
+		files, _ := filepath.Glob(filepath.Join(out, "*"))
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got += fmt.Sprintf("%s %x\n", filepath.Base(f), sha256.Sum256(b))
+		}
+		if jobs == "1" {
+			want = got
+			if code != 0 || len(files) < 40 || !strings.Contains(stderr, "stay marked partial") {
+				t.Fatalf("--jobs 1: %d traces, exit %d:\n%s", len(files), code, got)
+			}
+			continue
+		}
+		if got != want {
+			t.Errorf("--jobs %s differs from --jobs 1:\n%s\nwant\n%s", jobs, got, want)
+		}
 	}
 }

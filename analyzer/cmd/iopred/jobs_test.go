@@ -11,7 +11,7 @@ import (
 
 var timing = regexp.MustCompile(`"update_predict_ns_per_event": [0-9.e+-]+`)
 
-// summary, period, report and replay print the same bytes whatever --jobs: the
+// summary, period, report, replay and patterns print the same bytes whatever --jobs: the
 // traces are read in parallel, the results reduced in the order given.
 func TestJobsIdenticalOutput(t *testing.T) {
 	dir := t.TempDir()
@@ -28,6 +28,8 @@ func TestJobsIdenticalOutput(t *testing.T) {
 		{"period", []string{"period", "--json", dir}},
 		{"report", []string{"report", dir}},
 		{"replay", []string{"replay", "--json", dir}},
+		{"patterns", []string{"patterns", "--json", dir}},
+		{"patterns-text", []string{"patterns", dir}},
 	} {
 		var want []byte
 		for _, jobs := range []string{"1", "2", "4"} {

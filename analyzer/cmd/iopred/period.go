@@ -20,7 +20,7 @@ import (
 func init() {
 	register(&command{
 		name:    "period",
-		usage:   "[--signal auto|job|ftio|heatmap] [--mode write|read|both] [--fs HZ] [--tol X] [--layer posix|mpiio] [--top N] [--fit N] [--start S] [--end S] [--json] [--online] [--per-process] [--plot OUT.svg|.png|.html] [--jobs N] TRACE|DIR...",
+		usage:   "[--signal auto|job|ftio|heatmap] [--mode write|read|both] [--fs HZ] [--tol X] [--layer posix|mpiio] [--top N] [--fit N] [--start S] [--end S] [--json] [--online] [--per-process] [--plot OUT.svg|.png|.html] [--jobs N] [--mpi] TRACE|DIR...",
 		summary: "FTIO periodicity of the I/O: the job's bandwidth on iopred traces, FTIO's sampling on FTIO's JSON, JSON lines, MessagePack",
 		run:     runPeriod,
 	})
@@ -47,6 +47,7 @@ func runPeriod(args []string, stdout, stderr io.Writer) error {
 	start := fs.Float64("start", math.Inf(-1), "analyse only the requests' parts after `S` seconds since the start (FTIO's time window)")
 	end := fs.Float64("end", math.Inf(1), "analyse only the requests' parts before `S` seconds since the start")
 	jobs := jobsFlag(fs)
+	useMPI := mpiFlag(fs)
 	paths, err := parseFlagsAnywhere(fs, args)
 	if err != nil {
 		return err
@@ -107,7 +108,10 @@ func runPeriod(args []string, stdout, stderr io.Writer) error {
 		if set["start"] || set["end"] || set["top"] || set["fit"] || set["layer"] {
 			return fmt.Errorf("--start, --end, --top, --fit and --layer apply to FTIO's sampling (--signal ftio), not to the job's signal")
 		}
-		return runPeriodJob(paths, mode, *asJSON, *plot, *jobs, stdout, stderr)
+		return runPeriodJob(paths, mode, *asJSON, *plot, *jobs, *useMPI, stdout, stderr)
+	}
+	if *useMPI {
+		return fmt.Errorf("--mpi spreads the job's signal (--signal job) over MPI ranks, not FTIO's sampling")
 	}
 	if !(*start < *end) {
 		return fmt.Errorf("--start %g is not before --end %g", *start, *end)
@@ -343,12 +347,34 @@ func runPeriodOnline(srcs []ftio.Source, opt ftio.Options, asJSON bool, stdout i
 // runPeriodJob prints the period of a job's signal as the job summary
 // finds it (job.Period), from its traces: an MPI job's ranks, or the
 // processes of a program without ranks.
-func runPeriodJob(paths []string, mode ftio.Mode, asJSON bool, plot string, jobs int, stdout, stderr io.Writer) error {
+func runPeriodJob(paths []string, mode ftio.Mode, asJSON bool, plot string, jobs int, useMPI bool, stdout, stderr io.Writer) error {
 	traces, err := tracefmt.Discover(paths...)
-	if err != nil {
+	if err != nil && !useMPI {
 		return err
 	}
-	sum, warnings, readErr := job.FromTracesWith(traces, job.Options{Processes: true, NoAccuracy: true, Jobs: jobs})
+	opt := job.Options{Processes: true, NoAccuracy: true, Jobs: jobs}
+	var sum *job.Summary
+	var warnings []string
+	var readErr error
+	if useMPI {
+		m, merr := startMPI()
+		if merr != nil {
+			return merr
+		}
+		defer m.finish()
+		if err != nil {
+			traces = nil // every rank takes part; rank 0 reports the error below
+		}
+		sum, warnings, readErr = jobViewMPI(m, traces, opt)
+		if !m.root() {
+			return nil // rank 0 prints
+		}
+		if err != nil {
+			return err
+		}
+	} else {
+		sum, warnings, readErr = job.FromTracesWith(traces, opt)
+	}
 	for _, w := range warnings {
 		fmt.Fprintf(stderr, "iopred period: warning: %s\n", w)
 	}

@@ -16,7 +16,7 @@ import (
 func init() {
 	register(&command{
 		name:    "report",
-		usage:   "[-o FILE.html] [--all-paths] [--align SIZE] [--small SIZE] [--jobs N] TRACE|DIR...",
+		usage:   "[-o FILE.html] [--all-paths] [--align SIZE] [--small SIZE] [--jobs N] [--mpi] TRACE|DIR...",
 		summary: "the job's I/O report as one self-contained HTML page: facts, findings, time, bandwidth, period, patterns, files",
 		run:     runReport,
 	})
@@ -27,6 +27,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet(c, stderr)
 	out := fs.String("o", "report.html", "write the page to `FILE`")
 	jobs := jobsFlag(fs)
+	useMPI := mpiFlag(fs)
 	allPaths := fs.Bool("all-paths", false, "keep the system's files (/etc, /dev, /usr, /proc, /sys, ...) and the MPI runtime's session files, which are left out and counted on one line by default")
 	align := fs.String("align", "4KiB", "the alignment requests should start at: the file system's block, or the stripe size on Lustre (`SIZE`: 4096, 64KiB, 1MiB)")
 	small := fs.String("small", "1MiB", "requests moving fewer bytes are small (`SIZE`)")
@@ -47,12 +48,30 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	if th.SmallBytes, err = parseSize(*small); err != nil {
 		return fmt.Errorf("--small: %w", err)
 	}
-	traces, err := tracefmt.Discover(paths...)
-	if err != nil {
-		return err
+	opt := report.Options{AllPaths: *allPaths, Thresholds: th, Version: Version, Jobs: *jobs,
+		Command: "iopred report " + strings.Join(args, " ")}
+	var rep *report.Report
+	var buildErr error
+	if *useMPI {
+		// The page names the command that gives the same page in one
+		// process.
+		opt.Command = "iopred report " + strings.Join(withoutFlag(args, "mpi"), " ")
+		m, err := startMPI()
+		if err != nil {
+			return err
+		}
+		defer m.finish()
+		rep, buildErr = reportMPI(m, paths, opt)
+		if !m.root() {
+			return nil // rank 0 writes
+		}
+	} else {
+		traces, err := tracefmt.Discover(paths...)
+		if err != nil {
+			return err
+		}
+		rep, buildErr = report.Build(traces, opt)
 	}
-	rep, buildErr := report.Build(traces, report.Options{AllPaths: *allPaths, Thresholds: th, Version: Version, Jobs: *jobs,
-		Command: "iopred report " + strings.Join(args, " ")})
 	if rep == nil {
 		return buildErr
 	}
@@ -111,4 +130,49 @@ func parseSize(s string) (int64, error) {
 		return 0, fmt.Errorf("%q is not a positive size (4096, 64KiB, 1MiB)", s)
 	}
 	return n * mult, nil
+}
+
+// reportMPI is report.Build spread over the ranks of an MPI job (rank 0
+// gets the report, the other ranks nil).
+func reportMPI(m *mpiRun, paths []string, opt report.Options) (*report.Report, error) {
+	sum, col, sumErr := summarizeMPI(m, paths, report.SummaryOptions(opt, nil), opt.Thresholds)
+	var rep *report.Report
+	if m.root() && sum != nil {
+		traces, _ := tracefmt.Discover(paths...) // summarizeMPI read them
+		rep = report.New(traces, sum, col, opt)
+	}
+	// Rank 0 alone knows whether the job view of the processes is needed;
+	// every rank follows it into that reading.
+	need, err := m.w.Decide(rep != nil && rep.Job == nil)
+	if err != nil {
+		return nil, err
+	}
+	if need {
+		traces, err := tracefmt.Discover(paths...)
+		if err != nil {
+			traces = nil
+		}
+		j, warnings, jerr := jobViewMPI(m, traces, report.ProcessesOptions(opt))
+		if m.root() {
+			rep.SetProcessesView(j, warnings, jerr)
+		}
+	}
+	if rep == nil {
+		return nil, sumErr
+	}
+	return rep, sumErr
+}
+
+// withoutFlag returns args without the boolean flag name (-name, --name,
+// --name=true or false).
+func withoutFlag(args []string, name string) []string {
+	var out []string
+	for _, a := range args {
+		t := strings.TrimLeft(a, "-")
+		if a != t && (t == name || strings.HasPrefix(t, name+"=")) {
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
 }

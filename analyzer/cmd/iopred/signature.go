@@ -15,17 +15,21 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/vmihailenco/msgpack/v5"
+
 	"iopred/analyzer/centersim"
 	"iopred/analyzer/iosi"
 	"iopred/analyzer/iosi/iosiplot"
 	"iopred/analyzer/serverlog"
+	"iopred/internal/mpi"
+	"iopred/internal/msgcheck"
 	"iopred/internal/safefile"
 )
 
 func init() {
 	register(&command{
 		name: "signature",
-		usage: "--lmt SRC|--store DIR|... --jobs FILE (--app USER/NAME/NODES | --list-apps | --all DIR [--truth FILE]) " +
+		usage: "--lmt SRC|--store DIR|... --jobs FILE (--app USER/NAME/NODES | --list-apps | --all DIR [--truth FILE] [--mpi]) " +
 			"[--from T] [--to T] [--method iosi|dtw] [--paper] [--json] [--plot FILE.svg|.png|.html]",
 		summary: "I/O signature of an application from server-side throughput and job logs (IOSI)",
 		run:     runSignature,
@@ -46,6 +50,7 @@ type signatureFlags struct {
 	minRuns  int
 	maxRuns  int
 	workers  int
+	mpi      *mpiRun // --all over the ranks of an MPI job; nil alone
 }
 
 // recent keeps the last --max-runs runs (runs are by start time).
@@ -74,9 +79,24 @@ func runSignature(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&f.minRuns, "min-runs", 5, "with --all: the fewest completed runs an application needs")
 	fs.IntVar(&f.maxRuns, "max-runs", 32, "use the most recent `N` runs of an application at most (0: all); the paper finds 5 to 10 enough")
 	fs.IntVar(&f.workers, "workers", runtime.GOMAXPROCS(0), "with --all: applications processed at once")
+	useMPI := fs.Bool("mpi", false, "with --all: run as one rank of an MPI job (mpirun -n R iopred signature ... --mpi): the applications are split among the ranks, rank 0 prints what one process prints")
 	rest, err := parseFlagsAnywhere(fs, args)
 	if err != nil {
 		return err
+	}
+	if *useMPI {
+		if f.all == "" {
+			return errors.New("--mpi goes with --all")
+		}
+		m, err := startMPI()
+		if err != nil {
+			return err
+		}
+		defer m.finish()
+		f.mpi = m
+		if !m.root() {
+			stdout, stderr = io.Discard, io.Discard // rank 0 reports
+		}
 	}
 	if len(rest) > 0 {
 		return fmt.Errorf("unexpected argument %q", rest[0])
@@ -352,6 +372,13 @@ func signatureAll(f *signatureFlags, jobs []serverlog.Job, from, to time.Time, s
 	}
 	readS := time.Since(start).Seconds()
 	results := make([]appSignature, len(apps))
+	for i, a := range apps {
+		results[i].app = a.App
+	}
+	first, last := 0, len(apps)
+	if f.mpi != nil {
+		first, last = f.mpi.share(len(apps))
+	}
 	var wg sync.WaitGroup
 	next := make(chan int)
 	for range max(1, f.workers) {
@@ -375,11 +402,17 @@ func signatureAll(f *signatureFlags, jobs []serverlog.Job, from, to time.Time, s
 			}
 		}()
 	}
-	for i := range apps {
+	for i := first; i < last; i++ {
 		next <- i
 	}
 	close(next)
 	wg.Wait()
+	if f.mpi != nil {
+		var err error
+		if results, err = gatherSignatures(f.mpi, results, first, last); err != nil || !f.mpi.root() {
+			return err
+		}
+	}
 	done, failed := 0, 0
 	sigs := map[serverlog.App]*iosi.Signature{}
 	for _, r := range results {
@@ -397,6 +430,52 @@ func signatureAll(f *signatureFlags, jobs []serverlog.Job, from, to time.Time, s
 		return nil
 	}
 	return scoreAgainstTruth(stdout, truth, sigs)
+}
+
+// gatherSignatures sends this rank's outcomes (results[first:last]) to
+// rank 0, which gets every rank's in the order of the applications.
+func gatherSignatures(m *mpiRun, results []appSignature, first, last int) ([]appSignature, error) {
+	type wire struct {
+		Sig *iosi.Signature `msgpack:"s"`
+		Err string          `msgpack:"e"`
+	}
+	mine := make([]wire, 0, last-first)
+	for _, r := range results[first:last] {
+		w := wire{Sig: r.sig}
+		if r.err != nil {
+			w.Sig, w.Err = nil, r.err.Error()
+		}
+		mine = append(mine, w)
+	}
+	b, err := msgpack.Marshal(mine)
+	all, err := m.gather([][]byte{b}, err)
+	if err != nil || !m.root() {
+		return nil, err
+	}
+	for r, ps := range all {
+		lo, hi := mpi.Block(len(results), r, len(all))
+		var got []wire
+		if len(ps) != 1 {
+			return nil, fmt.Errorf("MPI rank %d sent %d parts, not 1", r, len(ps))
+		}
+		if err := msgcheck.Check(ps[0]); err != nil {
+			return nil, fmt.Errorf("MPI rank %d: %w", r, err)
+		}
+		if err := msgpack.Unmarshal(ps[0], &got); err != nil {
+			return nil, fmt.Errorf("MPI rank %d: %w", r, err)
+		}
+		if len(got) != hi-lo {
+			return nil, fmt.Errorf("MPI rank %d sent %d signatures for %d applications", r, len(got), hi-lo)
+		}
+		for i, w := range got {
+			x := &results[lo+i]
+			x.sig, x.err = w.Sig, nil
+			if w.Err != "" || w.Sig == nil {
+				x.sig, x.err = nil, errors.New(w.Err)
+			}
+		}
+	}
+	return results, nil
 }
 
 // appSignature is one application's outcome under --all.
