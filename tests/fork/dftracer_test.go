@@ -111,11 +111,10 @@ func wrongOffsets(got, want fileCalls) (wrong, compared int) {
 // process tree fixes. A trace made with DFTracer's default settings has
 // no sizes: its notes say so, and its workers are still apart.
 //
-// DFTracer and iopred cannot trace one run together (GOTCHA, which
-// DFTracer uses, patches iopred's calls to the functions it wraps, and
-// the two wrappers call each other without end), so the comparison is
-// between two runs of the same program: pool.py's offsets do not depend
-// on the run.
+// The traces kept here were recorded by DFTracer alone, so the
+// comparison is between two runs of the same program: pool.py's offsets
+// do not depend on the run. (The two libraries can also trace one run
+// together: see TestStackedWithDlsymInterposer in tests/posix.)
 func TestDFTracerForkPool(t *testing.T) {
 	py := testenv.Tool(t, "python3")
 	dft := dataCalls(t, filepath.Join(poolDir, "metadata"))
