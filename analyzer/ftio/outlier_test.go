@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -164,5 +165,49 @@ func TestParseOutlier(t *testing.T) {
 	}
 	if _, err := AnalyzeSignal(make([]float64, 8), 0, 1, Options{Outlier: "knee"}); err == nil {
 		t.Error("AnalyzeSignal with an unknown detector gave no error")
+	}
+}
+
+// TestDetectorsFTIOExamples proves FTIO's own answers on its example
+// traces with each detector (FTIO v0.0.9 run with Debian's scikit-learn
+// 1.2.1 and SciPy 1.10.1 through tests/periodcorpus/ftio/run_ftio.py,
+// "-e no --outlier ..."): the period and the confidence it prints, or no
+// period. Its isolation forest is unseeded; it gave these answers, and
+// iopred's seeded one must too.
+func TestDetectorsFTIOExamples(t *testing.T) {
+	tests := []struct {
+		file    string
+		method  Outlier
+		periodS float64 // 0: FTIO found no dominant frequency
+		conf    float64
+	}{
+		{"tmio-8ranks.jsonl", OutlierDBSCAN, 0, 0}, // too many dominant frequencies
+		{"tmio-8ranks.jsonl", OutlierLOF, 0, 0},
+		{"tmio-8ranks.jsonl", OutlierIsoForest, 1.9267, 1},
+		{"tmio-8ranks.jsonl", OutlierPeaks, 1.9267, 1},
+		{"custom-4ranks.json", OutlierDBSCAN, 2.6875, 1},
+		{"custom-4ranks.json", OutlierLOF, 2.6875, 1},
+		{"custom-4ranks.json", OutlierIsoForest, 2.6875, 1},
+		{"custom-4ranks.json", OutlierPeaks, 2.6875, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.file+"/"+string(tc.method), func(t *testing.T) {
+			src, err := FileSource([]string{filepath.Join(interopDir(t), tc.file)}, ModeWrite, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := Analyze(src, Options{Outlier: tc.method, Seed: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case tc.periodS == 0 && res.PeriodS != nil:
+				t.Errorf("period %g s, FTIO found none", *res.PeriodS)
+			case tc.periodS != 0 && res.PeriodS == nil:
+				t.Errorf("no period, FTIO %g s", tc.periodS)
+			case tc.periodS != 0 && (math.Abs(*res.PeriodS-tc.periodS) > 0.5e-4 || math.Abs(res.Confidence-tc.conf) > 0.5e-3):
+				t.Errorf("period %g s confidence %g, FTIO %g s confidence %g", *res.PeriodS, res.Confidence, tc.periodS, tc.conf)
+			}
+		})
 	}
 }
