@@ -107,8 +107,8 @@ func meanRatio(lrd []float64, nb []int, own float64) float64 {
 	return s / float64(len(nb))
 }
 
-// neighbours finds every point's k nearest (itself among them when self),
-// nearest first, the lower index first among equal distances, with their
+// neighbours finds every point's k nearest (itself first among them when
+// self), nearest first, the lower index first among equal distances, with their
 // distances and each point's distance to its k-th neighbour other than
 // itself. It sweeps the points in the order of their first coordinate and
 // stops a direction once that coordinate alone is farther than the k-th
@@ -129,8 +129,11 @@ func neighbours(points [][]float64, k int, self bool) ([][]int, [][]float64, []f
 		j int
 	}
 	best := make([]cand, 0, k+1)
-	less := func(a, b cand) bool { return a.d < b.d || (a.d == b.d && a.j < b.j) }
 	for pos, i := range order {
+		// The point itself comes first, before points equal to it.
+		less := func(a, b cand) bool {
+			return a.d < b.d || (a.d == b.d && (a.j == i || (b.j != i && a.j < b.j)))
+		}
 		best = best[:0]
 		want := k
 		if self {
