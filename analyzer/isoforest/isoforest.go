@@ -17,7 +17,7 @@ import (
 // Options size the forest; zero values mean scikit-learn's defaults.
 type Options struct {
 	Trees      int   // 0 means 100
-	MaxSamples int   // points per tree; 0 means min(256, n)
+	MaxSamples int   // points per tree; 0 means min(256, n), more than n means n
 	Seed       int64 // the random stream; the same seed, the same forest
 }
 
@@ -35,16 +35,18 @@ type node struct {
 	leaf        bool
 }
 
-// Fit grows a forest on points (vectors of one dimension).
+// Fit grows a forest on points (vectors of one dimension, at least one
+// point).
 func Fit(points [][]float64, o Options) *Forest {
 	if o.Trees <= 0 {
 		o.Trees = 100
 	}
 	n := len(points)
 	m := o.MaxSamples
-	if m <= 0 || m > n {
+	if m <= 0 {
 		m = min(256, n)
 	}
+	m = min(m, n) // scikit-learn too takes every point when asked for more
 	rng := rand.New(rand.NewPCG(uint64(o.Seed), 0x9e3779b97f4a7c15))
 	depth := int(math.Ceil(math.Log2(math.Max(float64(m), 2))))
 	f := &Forest{norm: averagePath(m)}
