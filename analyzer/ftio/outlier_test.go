@@ -211,3 +211,39 @@ func TestDetectorsFTIOExamples(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkDetectors times each detector on the spectrum of 2^20 samples
+// (524,288 bins) of bursts every 250 samples with noise, against the
+// z-score's analysis of the same signal:
+// go test -run '^$' -bench Detectors -benchtime 1x ./analyzer/ftio/
+func BenchmarkDetectors(b *testing.B) {
+	x := make([]float64, 1<<20)
+	seed := uint64(26)
+	for i := range x {
+		seed = seed*6364136223846793005 + 1442695040888963407
+		x[i] = float64(seed>>40) / (1 << 24) * 1e6
+		if i%250 < 10 {
+			x[i] += 5e8
+		}
+	}
+	for _, m := range []Outlier{OutlierZScore, OutlierDBSCAN, OutlierPeaks, OutlierLOF, OutlierIsoForest} {
+		b.Run(string(m), func(b *testing.B) {
+			for range b.N {
+				res, err := AnalyzeSignal(x, 0, 100, Options{Outlier: m, Seed: 1})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if b.N == 1 {
+					b.Logf("%s: period %v, %d outlying bins", m, deref(res.PeriodS), res.Outliers)
+				}
+			}
+		})
+	}
+}
+
+func deref(p *float64) float64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
