@@ -189,6 +189,10 @@ func TestDetectorsFTIOExamples(t *testing.T) {
 		{"custom-4ranks.json", OutlierLOF, 2.6875, 1},
 		{"custom-4ranks.json", OutlierIsoForest, 2.6875, 1},
 		{"custom-4ranks.json", OutlierPeaks, 2.6875, 1},
+		{"tmio-ior-384ranks.msgpack", OutlierDBSCAN, 0, 0},
+		{"tmio-ior-384ranks.msgpack", OutlierLOF, 0, 0},
+		{"tmio-ior-384ranks.msgpack", OutlierIsoForest, 10.8429, 1},
+		{"tmio-ior-384ranks.msgpack", OutlierPeaks, 10.8429, 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.file+"/"+string(tc.method), func(t *testing.T) {
