@@ -49,3 +49,28 @@ func ExampleAnalyzeFiles() {
 	}
 	fmt.Printf("N=%d, %.6f Hz, confidence %.4f\n", res.NSamples, *res.FreqHz, res.Confidence)
 }
+
+// FTIO's other outlier detectors pick the spectrum's outlying bins
+// instead of the z-score; here scipy's find_peaks semantics, and the
+// isolation forest, seeded so that its answer repeats.
+func ExampleOptions_outlier() {
+	var reqs []ftio.Request
+	for i := 0; i < 20; i++ {
+		s := 4 * float64(i)
+		reqs = append(reqs, ftio.Request{Start: s, End: s + 1, Bandwidth: 1e6})
+	}
+	for _, name := range []string{"peaks", "isoforest"} {
+		det, err := ftio.ParseOutlier(name)
+		if err != nil {
+			panic(err)
+		}
+		res, err := ftio.Analyze(ftio.Slice(reqs), ftio.Options{Outlier: det, Seed: 1})
+		if err != nil {
+			panic(err)
+		}
+		fmt.Printf("%s: period %.2f s, %s\n", det, *res.PeriodS, res.Verdict)
+	}
+	// Output:
+	// peaks: period 4.05 s, high
+	// isoforest: period 4.05 s, high
+}

@@ -69,6 +69,12 @@ type Options struct {
 	// job's start-up and its end, from being reported as a period. 0 (as
 	// FTIO) accepts every bin.
 	MinCycles int
+	// Outlier picks the spectrum's outlying bins; "" means OutlierZScore.
+	// The other detectors give FTIO's candidates and verdict without
+	// iopred's grouping of adjacent bins and harmonic series.
+	Outlier Outlier
+	// Seed seeds the randomised detector (OutlierIsoForest).
+	Seed int64
 }
 
 func (o Options) withDefaults() Options {
@@ -116,8 +122,11 @@ type Result struct {
 	TEnd       float64     `json:"t_end"`
 	Fs         float64     `json:"fs"`
 	Candidates []Candidate `json:"candidates"`
-	// Outliers counts the bins with z > 3 (harmonics excluded).
+	// Outliers counts the bins with z > 3 (harmonics excluded), or the
+	// bins Detector found outlying.
 	Outliers int `json:"outliers"`
+	// Detector is the outlier detector when not FTIO's default z-score.
+	Detector Outlier `json:"outlier_detector,omitempty"`
 	// Threshold is the z-score a bin had to exceed to be a candidate:
 	// max(3, tol * max z).
 	Threshold float64 `json:"z_threshold"`
@@ -199,13 +208,17 @@ func Analyze(src Source, opt Options) (Result, error) {
 // read at the same time, each worker with its own sample buffer.
 func AnalyzeSources(srcs []Source, opt Options) (Result, error) {
 	opt = opt.withDefaults()
+	var err error
+	if opt.Outlier, err = ParseOutlier(string(opt.Outlier)); err != nil {
+		return Result{}, err
+	}
 	type span struct {
 		t0, t1 float64
 		count  int
 		times  []float64 // only for the automatic sampling frequency
 	}
 	spans := make([]span, len(srcs))
-	err := forEach(len(srcs), func(_, i int) error {
+	err = forEach(len(srcs), func(_, i int) error {
 		sp := span{t0: math.Inf(1), t1: math.Inf(-1)}
 		err := srcs[i](func(r Request) error {
 			sp.count++
@@ -288,6 +301,10 @@ func AnalyzeSources(srcs []Source, opt Options) (Result, error) {
 // opt, Fs, MaxSamples and Average do not apply.
 func AnalyzeSignal(x []float64, t0, fs float64, opt Options) (Result, error) {
 	opt = opt.withDefaults()
+	var err error
+	if opt.Outlier, err = ParseOutlier(string(opt.Outlier)); err != nil {
+		return Result{}, err
+	}
 	if len(x) < 4 {
 		return Result{}, fmt.Errorf("ftio: a signal of %d samples is too short", len(x))
 	}
@@ -551,6 +568,9 @@ func analyzeSamples(x []float64, t0, fs float64, opt Options) Result {
 	}
 	res.Z = z
 	res.Threshold = math.Max(3, opt.Tol*maxZ)
+	if opt.Outlier != "" && opt.Outlier != OutlierZScore {
+		return detectedPeriod(res, coef, p, z, opt)
+	}
 
 	// Walk the bins upward. A tol-candidate whose index is a multiple of an
 	// already kept candidate's is a harmonic: it is dropped and left out of
@@ -628,9 +648,41 @@ func analyzeSamples(x []float64, t0, fs float64, opt Options) Result {
 		res.Fundamental, res.Verdict = true, "high"
 		bin, confidence = c, conf
 	}
+	return res.withPeriod(coef, bin, confidence)
+}
+
+// detectedPeriod finishes the analysis with opt.Outlier's candidates.
+func detectedPeriod(res Result, coef []complex128, p, z []float64, opt Options) Result {
+	res.Threshold = 0 // a z-score threshold does not apply
+	res.Detector = opt.Outlier
+	out, conf, err := detect(opt.Outlier, p, res.Fs, res.NSamples, opt.Tol, opt.Seed)
+	if err != nil {
+		res.Notes = append(res.Notes, err.Error())
+		return res
+	}
+	res.Candidates, res.Outliers = detectedCandidates(out, conf, p, z, res.Fs, res.NSamples, opt.MinCycles)
+	var dom *Candidate
+	switch len(res.Candidates) {
+	case 1:
+		dom, res.Verdict = &res.Candidates[0], "high"
+	case 2:
+		dom, res.Verdict = &res.Candidates[0], "moderate"
+		if res.Candidates[1].Amplitude > dom.Amplitude {
+			dom = &res.Candidates[1]
+		}
+	default:
+		return res
+	}
+	return res.withPeriod(coef, dom.Bin, dom.Confidence)
+}
+
+// withPeriod sets bin as the period, with its confidence, and the figures
+// that follow from it.
+func (res Result) withPeriod(coef []complex128, bin int, confidence float64) Result {
 	if bin == 0 {
 		return res
 	}
+	x, t0, fs, n := res.Signal, res.TStart, res.Fs, res.NSamples
 	f := float64(bin) * fs / float64(n)
 	period := 1 / f
 	res.FreqHz, res.PeriodS, res.Confidence = &f, &period, confidence

@@ -17,7 +17,12 @@ func WriteText(w io.Writer, res Result) error {
 		ew.printf("warning: the samples stand for %.3g times the bytes moved: I/O phases are short against 1/fs, so the signal misrepresents them; try --average (each sample the mean bandwidth over its interval) or --fs 0 (chosen from the trace)\n", res.SampledVolume)
 	}
 	sig := res.Significance
+	if res.Detector != "" {
+		ew.printf("outlier detector: %s, %d outlying bins (harmonics excluded)\n", res.Detector, res.Outliers)
+	}
 	switch {
+	case res.PeriodS == nil && res.Detector != "":
+		ew.printf("no period found (%s; %d candidates)\n", res.Verdict, len(res.Candidates))
 	case res.PeriodS == nil:
 		ew.printf("no period found (%s; %d candidates, %d outliers with z > 3)\n", res.Verdict, len(res.Candidates), res.Outliers)
 	case sig != nil:

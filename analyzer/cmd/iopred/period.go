@@ -45,6 +45,8 @@ func runPeriod(args []string, stdout, stderr io.Writer) error {
 	layer := fs.String("layer", "", "FTIO's sampling of iopred traces and Darshan DXT logs: take only the `posix` (POSIX and stdio, those inside MPI-IO calls too) or the `mpiio` records; unset, every byte once")
 	fitN := fs.Int("fit", 0, "also fit the signal with its mean and `N` waves of the strongest frequencies (FTIO's Fourier fit)")
 	start := fs.Float64("start", math.Inf(-1), "analyse only the requests' parts after `S` seconds since the start (FTIO's time window)")
+	outlier := fs.String("outlier", "zscore", "FTIO's detector of the spectrum's outlying bins: zscore, dbscan, lof, isoforest (seeded by --seed: FTIO-like, not FTIO's answers) or peaks")
+	seed := fs.Int64("seed", 1, "seed of the randomised detector (--outlier isoforest)")
 	end := fs.Float64("end", math.Inf(1), "analyse only the requests' parts before `S` seconds since the start")
 	jobs := jobsFlag(fs)
 	useMPI := mpiFlag(fs)
@@ -67,7 +69,11 @@ func runPeriod(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	opt := ftio.Options{Fs: *hz, Tol: *tol, Amplitude: *amp, Average: *avg}
+	det, err := ftio.ParseOutlier(*outlier)
+	if err != nil {
+		return err
+	}
+	opt := ftio.Options{Fs: *hz, Tol: *tol, Amplitude: *amp, Average: *avg, Outlier: det, Seed: *seed}
 	if *hz <= 0 {
 		opt.Fs = -1
 	}
@@ -95,7 +101,7 @@ func runPeriod(args []string, stdout, stderr io.Writer) error {
 			break
 		}
 		*signal = "job"
-		for _, name := range []string{"fs", "tol", "amplitude", "average", "ftio-mode", "online", "per-process", "start", "end", "top", "fit", "layer"} {
+		for _, name := range []string{"fs", "tol", "amplitude", "average", "ftio-mode", "online", "per-process", "start", "end", "top", "fit", "layer", "outlier", "seed"} {
 			if set[name] {
 				*signal = "ftio"
 			}
@@ -105,8 +111,8 @@ func runPeriod(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("--signal %q: want auto, job or ftio", *signal)
 	}
 	if *signal == "job" {
-		if set["start"] || set["end"] || set["top"] || set["fit"] || set["layer"] {
-			return fmt.Errorf("--start, --end, --top, --fit and --layer apply to FTIO's sampling (--signal ftio), not to the job's signal")
+		if set["start"] || set["end"] || set["top"] || set["fit"] || set["layer"] || set["outlier"] || set["seed"] {
+			return fmt.Errorf("--start, --end, --top, --fit, --layer, --outlier and --seed apply to FTIO's sampling (--signal ftio), not to the job's signal")
 		}
 		return runPeriodJob(paths, mode, *asJSON, *plot, *jobs, *useMPI, stdout, stderr)
 	}

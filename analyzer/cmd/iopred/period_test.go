@@ -318,3 +318,41 @@ func TestPeriodPastLateStart(t *testing.T) {
 	}
 	t.Logf("period %.5f s over %.3f s", *got.PeriodS, got.TEnd-got.TStart)
 }
+
+// TestPeriodOutlier proves --outlier reaches FTIO's detectors (and selects
+// FTIO's sampling on iopred traces, as other FTIO options do), that the
+// JSON names the detector, and that a wrong name, or a detector with the
+// job's signal, is an error that says so.
+func TestPeriodOutlier(t *testing.T) {
+	example := filepath.Join(ftioExamples(t), "tmio-8ranks.jsonl")
+	run := func(args ...string) (string, string, int) {
+		var out, errb bytes.Buffer
+		code := runMain(append([]string{"period"}, args...), &out, &errb)
+		return out.String(), errb.String(), code
+	}
+	out, errs, code := run("--outlier", "peaks", example)
+	if code != 0 || !strings.Contains(out, "outlier detector: peaks") || !strings.Contains(out, "period: 1.92667 s") {
+		t.Errorf("--outlier peaks: exit %d\n%s%s", code, out, errs)
+	}
+	out, errs, code = run("--outlier", "dbscan", "--json", example)
+	var res struct {
+		Detector string   `json:"outlier_detector"`
+		PeriodS  *float64 `json:"period_s"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &res) != nil || res.Detector != "dbscan" || res.PeriodS != nil {
+		t.Errorf("--outlier dbscan --json (FTIO: too many dominant frequencies): exit %d %+v\n%s%s", code, res, out, errs)
+	}
+	if def, _, _ := run(example); strings.Contains(def, "outlier detector") {
+		t.Errorf("the default names a detector:\n%s", def)
+	}
+	if _, errs, code = run("--outlier", "knee", example); code == 0 || !strings.Contains(errs, `"knee"`) {
+		t.Errorf("--outlier knee: exit %d, stderr %q", code, errs)
+	}
+	dir, _ := synthTraces(t)
+	if _, errs, code = run("--signal", "job", "--outlier", "lof", dir); code == 0 || !strings.Contains(errs, "--outlier") {
+		t.Errorf("--signal job --outlier lof: exit %d, stderr %q", code, errs)
+	}
+	if out, errs, code = run("--outlier", "lof", dir); code != 0 || !strings.Contains(out, "signal: FTIO's sampling") {
+		t.Errorf("--outlier lof on iopred traces: exit %d\n%s%s", code, out, errs)
+	}
+}

@@ -239,19 +239,24 @@ func SpectrumPanel(res ftio.Result, opt Options) (plotkit.Panel, error) {
 	for _, v := range res.Spectrum {
 		top = math.Max(top, v)
 	}
-	// The threshold in z-score terms, drawn on the spectrum's scale.
-	mean, std := stat.PopMeanStdDev(res.Spectrum, nil)
-	level := mean + res.Threshold*std
-	th, err := plotter.NewLine(plotter.XYs{{X: pts[0].X, Y: level}, {X: pts[len(pts)-1].X, Y: level}})
-	if err != nil {
-		return panel, err
+	// The threshold in z-score terms, drawn on the spectrum's scale; the
+	// other detectors (res.Detector) have none.
+	if res.Detector == "" {
+		mean, std := stat.PopMeanStdDev(res.Spectrum, nil)
+		level := mean + res.Threshold*std
+		th, err := plotter.NewLine(plotter.XYs{{X: pts[0].X, Y: level}, {X: pts[len(pts)-1].X, Y: level}})
+		if err != nil {
+			return panel, err
+		}
+		th.Color = plotkit.Grey
+		th.Dashes = []vg.Length{vg.Points(3), vg.Points(3)}
+		p.Add(th)
+		panel.Legend = append(panel.Legend, plotkit.LegendEntry{Label: fmt.Sprintf("candidate threshold (z > %s)", plotkit.Num(res.Threshold)),
+			Thumbs: []plot.Thumbnailer{th}})
+		top = math.Max(top, level)
+	} else {
+		panel.Legend = append(panel.Legend, plotkit.LegendEntry{Label: fmt.Sprintf("candidates by FTIO's %s detector", res.Detector)})
 	}
-	th.Color = plotkit.Grey
-	th.Dashes = []vg.Length{vg.Points(3), vg.Points(3)}
-	p.Add(th)
-	panel.Legend = append(panel.Legend, plotkit.LegendEntry{Label: fmt.Sprintf("candidate threshold (z > %s)", plotkit.Num(res.Threshold)),
-		Thumbs: []plot.Thumbnailer{th}})
-	top = math.Max(top, level)
 	p.Y.Min, p.X.Min = 0, 0
 	if len(res.Candidates) > 0 {
 		cands := make(plotter.XYs, len(res.Candidates))

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"testing"
 )
 
@@ -15,6 +16,8 @@ type golden struct {
 		K      int         `json:"k"`
 		Points [][]float64 `json:"points"`
 		LOF    []float64   `json:"lof"`
+		// Novelty is novelty=True's factors of the same points.
+		Novelty []float64 `json:"novelty"`
 	} `json:"cases"`
 }
 
@@ -40,12 +43,25 @@ func check(t *testing.T, path string) {
 				t.Fatalf("%s k=%d: LOF[%d] = %.15g, scikit-learn %.15g", c.Name, c.K, i, got[i], c.LOF[i])
 			}
 		}
+		train, again, err := Novelty(c.Points, c.K)
+		if err != nil {
+			t.Fatalf("%s k=%d: %v", c.Name, c.K, err)
+		}
+		if len(c.Novelty) != len(again) {
+			t.Fatalf("%s k=%d: %d novelty factors in the golden file, %d points", c.Name, c.K, len(c.Novelty), len(again))
+		}
+		for i := range again {
+			if train[i] != got[i] || math.Abs(again[i]-c.Novelty[i]) > 1e-9*math.Max(1, c.Novelty[i]) {
+				t.Fatalf("%s k=%d: novelty LOF[%d] = %.15g, scikit-learn %.15g", c.Name, c.K, i, again[i], c.Novelty[i])
+			}
+		}
 	}
 }
 
 // TestGolden proves Scores is scikit-learn's LocalOutlierFactor on the
 // committed point sets (IOSI-like runs, uniform points, two clusters and a
-// far point, a 3-D line, two points), with k from 1 to 20 (clipped).
+// far point, a 3-D line, two points), with k from 1 to 20 (clipped), and
+// Novelty is its novelty=True scoring of the same points.
 func TestGolden(t *testing.T) { check(t, filepath.Join("testdata", "golden.json")) }
 
 // TestGoldenRegenerate re-runs testdata/golden.py with Debian's
@@ -103,5 +119,45 @@ func TestErrors(t *testing.T) {
 	}
 	if _, err := Scores([][]float64{{1}, {2}}, 0); err == nil {
 		t.Error("k=0: no error")
+	}
+}
+
+// TestNeighboursExact proves the sweep finds the brute-force neighbours,
+// ties to the lower index, on grid points full of equal distances and
+// equal first coordinates.
+func TestNeighboursExact(t *testing.T) {
+	var pts [][]float64
+	for i := range 60 {
+		pts = append(pts, []float64{float64(i * 7 % 5), float64(i * 11 % 9), float64(i % 3)})
+	}
+	for _, self := range []bool{false, true} {
+		for _, k := range []int{1, 4, 20} {
+			nb, dist, _ := neighbours(pts, k, self)
+			for i := range pts {
+				type c struct {
+					d float64
+					j int
+				}
+				var all []c
+				for j := range pts {
+					if j != i {
+						s := 0.0
+						for m := range pts[i] {
+							s += (pts[i][m] - pts[j][m]) * (pts[i][m] - pts[j][m])
+						}
+						all = append(all, c{math.Sqrt(s), j})
+					}
+				}
+				sort.SliceStable(all, func(a, b int) bool { return all[a].d < all[b].d })
+				if self { // itself first, before points equal to it
+					all = append([]c{{0, i}}, all...)
+				}
+				for m := range k {
+					if nb[i][m] != all[m].j || dist[i][m] != all[m].d {
+						t.Fatalf("self=%v k=%d point %d: neighbours %v, brute force %v", self, k, i, nb[i], all[:k])
+					}
+				}
+			}
+		}
 	}
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """Regenerates golden.json, scikit-learn's LocalOutlierFactor on fixed
-point sets, which lof_test.go checks Scores against.
+point sets, which lof_test.go checks Scores against (and Novelty against
+novelty=True's scores of the training points).
 
 Usage: golden.py [OUT]   (default: golden.json beside this script)
 """
@@ -33,8 +34,10 @@ def main():
     for name, x in sets():
         for k in (1, 2, 5, 20):
             lof = LocalOutlierFactor(n_neighbors=k, algorithm="brute").fit(x)
+            nov = LocalOutlierFactor(n_neighbors=k, algorithm="brute", novelty=True).fit(x)
             g["cases"].append({"name": name, "k": k, "points": x.tolist(),
-                               "lof": (-lof.negative_outlier_factor_).tolist()})
+                               "lof": (-lof.negative_outlier_factor_).tolist(),
+                               "novelty": (-nov.score_samples(x)).tolist()})
     with open(out, "w") as f:
         json.dump(g, f, separators=(",", ":"))
         f.write("\n")
