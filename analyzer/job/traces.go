@@ -6,10 +6,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"iopred/analyzer/pathfilter"
+	"iopred/internal/ordered"
 	"iopred/predictor"
 	"iopred/tracefmt"
 )
@@ -110,7 +109,8 @@ func (p *Plan) Read(lo, hi int) *Results {
 		counts = rankCounts(p.paths, p.opt.Jobs)
 	}
 	m := newMerger(lo, p.processes, counts)
-	readInOrder(paths, p.opt.Jobs, func(i int, path string) rankResult {
+	ordered.Each(len(paths), p.opt.Jobs, func(i int) rankResult {
+		path := paths[i]
 		var res rankResult
 		if p.processes {
 			res.p, _, _, res.err = rankPartial(path, lo+i, p.filter, !p.opt.NoAccuracy)
@@ -119,7 +119,7 @@ func (p *Plan) Read(lo, hi int) *Results {
 			res.p, res.rank, res.usedMPI, res.err = rankPartial(path, -1, p.filter, !p.opt.NoAccuracy)
 		}
 		return res
-	}, m.add)
+	}, func(_ int, r rankResult) { m.add(r) })
 	return &Results{m: m}
 }
 
@@ -198,8 +198,8 @@ func DecodeResults(b []byte) (*Results, error) {
 // counts for no rank).
 func rankCounts(paths []string, jobs int) map[int]int {
 	counts := map[int]int{}
-	readInOrder(paths, jobs, func(_ int, path string) int {
-		r, err := tracefmt.Open(path)
+	ordered.Each(len(paths), jobs, func(i int) int {
+		r, err := tracefmt.Open(paths[i])
 		if err != nil {
 			return -1
 		}
@@ -208,7 +208,7 @@ func rankCounts(paths []string, jobs int) map[int]int {
 			return *h.Rank
 		}
 		return -1
-	}, func(rank int) {
+	}, func(_, rank int) {
 		if rank >= 0 {
 			counts[rank]++
 		}
@@ -222,48 +222,6 @@ type rankResult struct {
 	rank    int
 	usedMPI bool
 	err     error
-}
-
-// readInOrder calls read on every path, on up to jobs goroutines at
-// once, and hands the results to consume in the order of paths, in the
-// calling goroutine. The reading runs at most a few traces ahead of
-// consume, so that the results waiting hold a few partials, whatever the
-// number of traces.
-func readInOrder[T any](paths []string, jobs int, read func(i int, path string) T, consume func(T)) {
-	if jobs <= 1 || len(paths) <= 1 {
-		for i, path := range paths {
-			consume(read(i, path))
-		}
-		return
-	}
-	slots := make([]chan T, len(paths))
-	for i := range slots {
-		slots[i] = make(chan T, 1)
-	}
-	ahead := make(chan struct{}, 2*jobs) // tokens: traces read but not consumed
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(jobs, len(paths)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				ahead <- struct{}{}
-				i := int(next.Add(1) - 1)
-				if i >= len(paths) {
-					<-ahead
-					return
-				}
-				slots[i] <- read(i, paths[i])
-			}
-		}()
-	}
-	for i := range paths {
-		consume(<-slots[i])
-		slots[i] = nil
-		<-ahead
-	}
-	wg.Wait()
 }
 
 // rankPartial reads one trace into its rank's partial, leaving out the

@@ -10,12 +10,11 @@ import (
 	"fmt"
 	"io"
 	"sort"
-	"sync"
-	"sync/atomic"
 
 	"github.com/vmihailenco/msgpack/v5"
 
 	"iopred/internal/msgcheck"
+	"iopred/internal/ordered"
 	"iopred/predictor/pattern"
 	"iopred/tracefmt"
 )
@@ -140,7 +139,7 @@ func ReadShare(traces []string, lo, hi, window, jobs int) *Share {
 		window = pattern.DefaultWindow
 	}
 	sh := &Share{first: lo, procs: make([]procInfo, hi-lo), errs: make([]shareError, hi-lo)}
-	inOrder(hi-lo, jobs, func(i int) traceStreams {
+	ordered.Each(hi-lo, jobs, func(i int) traceStreams {
 		return readTrace(int64(lo+i), traces[lo+i], window)
 	}, func(i int, t traceStreams) {
 		sh.procs[i] = t.proc
@@ -342,46 +341,6 @@ func condense(k streamKey, s *stream) *doneStream {
 	d.local = loc
 	d.runs = s.runs.FinishGroups()
 	return d
-}
-
-// inOrder calls read(i) for i in 0..n-1 on up to jobs goroutines and
-// consume(i, result) in the calling goroutine in the order of i, reading
-// at most 2*jobs results ahead of consume.
-func inOrder[T any](n, jobs int, read func(i int) T, consume func(i int, v T)) {
-	if jobs <= 1 || n <= 1 {
-		for i := range n {
-			consume(i, read(i))
-		}
-		return
-	}
-	slots := make([]chan T, n)
-	for i := range slots {
-		slots[i] = make(chan T, 1)
-	}
-	ahead := make(chan struct{}, 2*jobs)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(jobs, n) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				ahead <- struct{}{}
-				i := int(next.Add(1) - 1)
-				if i >= n {
-					<-ahead
-					return
-				}
-				slots[i] <- read(i)
-			}
-		}()
-	}
-	for i := range n {
-		consume(i, <-slots[i])
-		slots[i] = nil
-		<-ahead
-	}
-	wg.Wait()
 }
 
 // finishFile completes a file's figures; runs are its streams' strided

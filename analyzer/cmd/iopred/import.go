@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"iopred/internal/ordered"
 	"iopred/internal/safefile"
 	"iopred/tracefmt"
 	"iopred/tracefmt/darshan"
@@ -131,7 +132,7 @@ check:
 		}
 		dests[d] = true
 	}
-	eachInOrder(len(tasks), *jobs, func(i int) imported {
+	ordered.Each(len(tasks), *jobs, func(i int) imported {
 		n, err := importTrace(tasks[i].name, filepath.Join(*out, importName(tasks[i].name)))
 		return imported{n, err}
 	}, func(i int, r imported) {

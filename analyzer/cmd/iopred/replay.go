@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"iopred/analyzer/replay"
+	"iopred/internal/ordered"
 	"iopred/internal/safefile"
 	"iopred/predictor"
 	"iopred/tracefmt"
@@ -92,7 +93,7 @@ func runReplay(args []string, stdout, stderr io.Writer) error {
 		model *predictor.Model
 		err   error
 	}
-	results := inOrder(len(traces), *jobs, func(i int) replayed {
+	results := ordered.Map(len(traces), *jobs, func(i int) replayed {
 		var opt replay.Options
 		if saved != nil {
 			// Each process starts from its own copy of the saved model.
