@@ -105,13 +105,21 @@ static void *iop_checked_next(const char *name, void *p) {
   return NULL;
 }
 
+/* Set in a child that fork made. The check of dlsym's answer walks the
+ * loaded objects under the loader's write lock (dl_iterate_phdr), which a
+ * thread of the parent (the Go runtime's, the consumer) may have held at
+ * the fork: in the child nobody would release it, and a shell's subshell
+ * hung there on its first dup2. A child keeps the pointers its parent
+ * checked and takes dlsym's answer for the rest, as before the check. */
+static int iop_forked;
+
 IOP_HIDDEN void *iop_resolve(const char *name) {
   /* dlsym may allocate and, on some paths, do I/O of its own: keep it
    * unrecorded. */
   int was = iop_in;
   iop_in = 1;
   void *p = dlsym(RTLD_NEXT, name);
-  if (p) p = iop_checked_next(name, p);
+  if (p && !iop_forked) p = iop_checked_next(name, p);
   iop_in = was;
   return p;
 }
@@ -557,6 +565,7 @@ static void iop_keep_go_threads_out_of_signals(void) {
  * process it descends from (iop_pid, kept through nested forks) converts
  * once it has ended. */
 static void iop_child_after_fork(void) {
+  iop_forked = 1;
   iop_tid = 0; /* the forking thread's cached id is the parent's */
   if (iop_state != IOP_ACTIVE) return;
   iop_in = 0;  /* a fork from a signal handler that interrupted iopred */
