@@ -105,6 +105,12 @@ type Request struct {
 	// Held is how long the job has been held by earlier "delay"s, and
 	// MaxHold the longest the scheduler will hold it (zero: no limit).
 	Held, MaxHold time.Duration
+	// Footprint, when set, is the OST indices the job's files already lie
+	// on (an earlier run's Darshan LUSTRE records, darshan.Log.OSTs):
+	// those OSTs are scored, instead of the least-loaded κ the knowledge
+	// base's footprint guesses, and no placement is hinted (the files
+	// exist).
+	Footprint []int
 }
 
 // Advice is the advisor's answer, in the JSON form of `iopred aid advise`.
@@ -224,8 +230,20 @@ func (a *Advisor) Advise(req Request) (Advice, error) {
 		order[i] = (start + i) % n
 	}
 	sort.SliceStable(order, func(x, y int) bool { return scores[order[x]] < scores[order[y]] })
-	mean := 0.0
 	hint := append([]int(nil), order[:kappa]...)
+	scored := fmt.Sprintf("the %d least-loaded OSTs", kappa)
+	if len(req.Footprint) > 0 {
+		hint = t.positions(req.Footprint)
+		if len(hint) == 0 {
+			return Advice{}, fmt.Errorf("aid: none of the job's %d OSTs (%s) is in the per-OST log", len(req.Footprint), RangeList(req.Footprint))
+		}
+		kappa = len(hint)
+		scored = fmt.Sprintf("the job's %d OSTs", kappa)
+		if missing := len(req.Footprint) - kappa; missing > 0 {
+			scored = fmt.Sprintf("the job's %d OSTs in the log (%d of its %d are not)", kappa, missing, len(req.Footprint))
+		}
+	}
+	mean := 0.0
 	for _, o := range hint {
 		mean += scores[o] / float64(kappa)
 	}
@@ -237,7 +255,7 @@ func (a *Advisor) Advise(req Request) (Advice, error) {
 		names = append(names, t.OSTs[o])
 		osts = append(osts, idx[o])
 	}
-	if a.AllOSTs {
+	if a.AllOSTs && len(req.Footprint) == 0 {
 		mean = 0
 		for _, s := range scores {
 			mean += s / float64(n)
@@ -251,14 +269,16 @@ func (a *Advisor) Advise(req Request) (Advice, error) {
 		// hold instead of at its end.
 		L = 1 + (L-1)*(1+a.HoldRelax*min(1, req.Held.Seconds()/req.MaxHold.Seconds()))
 	}
-	adv := Advice{Score: round3(mean), Threshold: round3(L), OSTFootprint: kappa, OSTs: osts, OSTNames: names,
-		Setstripe: SetstripeCommand(osts), Adjusted: adjusted}
+	adv := Advice{Score: round3(mean), Threshold: round3(L), OSTFootprint: kappa, OSTs: osts, OSTNames: names, Adjusted: adjusted}
+	if len(req.Footprint) == 0 {
+		adv.Setstripe = SetstripeCommand(osts)
+	}
 	if mean < L {
 		adv.Advice = "run"
-		adv.Reason = fmt.Sprintf("the %d least-loaded OSTs score %.3f, under the threshold %.3f for a slowdown of %g", kappa, mean, L, a.Slowdown)
+		adv.Reason = fmt.Sprintf("%s score %.3f, under the threshold %.3f for a slowdown of %g", scored, mean, L, a.Slowdown)
 	} else {
 		adv.Advice = "delay"
-		adv.Reason = fmt.Sprintf("the %d least-loaded OSTs score %.3f, at or over the threshold %.3f for a slowdown of %g", kappa, mean, L, a.Slowdown)
+		adv.Reason = fmt.Sprintf("%s score %.3f, at or over the threshold %.3f for a slowdown of %g", scored, mean, L, a.Slowdown)
 	}
 	return adv, nil
 }

@@ -287,6 +287,55 @@ func TestPlacementHint(t *testing.T) {
 	}
 }
 
+// TestFootprintFromDarshan proves that a job whose files already lie on
+// known OSTs (an earlier run's Darshan LUSTRE records) is scored on those
+// OSTs: with three idle OSTs to choose from it would run, but its own
+// OSTs are busy, so it is delayed, with no placement hinted; on idle own
+// OSTs it runs; OSTs the log does not have are refused by name.
+func TestFootprintFromDarshan(t *testing.T) {
+	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := start.Add(time.Hour)
+	k := &Knowledge{Apps: []AppInfo{{User: "ana", Name: "ckpt", Nodes: 64, Class: ClassIOIntensive, RunS: 7200,
+		Pattern: Pattern{OSTFootprint: 3, Throughput: 1200e6, IntervalS: 300, BurstS: 150}}}}
+	ana := serverlog.App{User: "ana", Name: "ckpt", Nodes: 64}
+	busy := 400e6
+	load := []float64{busy, 1e6, busy, 1e6, busy, busy, 1e6, busy}
+	r := ratesOf(8, start, 720, func(o, t int) float64 {
+		if t%2 == 0 {
+			return load[o]
+		}
+		return 1e6
+	})
+	for o := range r.OSTs {
+		r.OSTs[o] = fmt.Sprintf("fs-OST%04x", o)
+	}
+	src, _ := serverlog.NewRatesSource(r)
+	guessed, err := NewAdvisor(k, nil).Advise(Request{App: ana, At: at, Log: src})
+	if err != nil || guessed.Advice != "run" {
+		t.Fatalf("footprint guessed: %+v, %v; want run on the idle OSTs", guessed, err)
+	}
+	for _, c := range []struct {
+		name      string
+		footprint []int
+		want      string
+	}{
+		{"own OSTs busy", []int{0, 2, 4, 5}, "delay"},
+		{"own OSTs idle", []int{1, 3}, "run"},
+	} {
+		adv, err := NewAdvisor(k, nil).Advise(Request{App: ana, At: at, Log: src, Footprint: c.footprint})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if adv.Advice != c.want || !slices.Equal(adv.OSTs, c.footprint) || adv.OSTFootprint != len(c.footprint) ||
+			adv.Setstripe != "" || !strings.Contains(adv.Reason, fmt.Sprintf("the job's %d OSTs", len(c.footprint))) {
+			t.Errorf("%s: %+v, want %s on OSTs %v with no lfs hint", c.name, adv, c.want, c.footprint)
+		}
+	}
+	if _, err := NewAdvisor(k, nil).Advise(Request{App: ana, At: at, Log: src, Footprint: []int{40, 41}}); err == nil || !strings.Contains(err.Error(), "40-41") {
+		t.Errorf("a footprint the log lacks: %v", err)
+	}
+}
+
 // TestRangeList proves the compact OST lists of the lfs line, and the
 // OST indices read from Lustre's names (hexadecimal) or, failing that,
 // the table's order.

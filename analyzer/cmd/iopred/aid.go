@@ -17,6 +17,7 @@ import (
 	"iopred/analyzer/centersim"
 	"iopred/analyzer/serverlog"
 	"iopred/internal/safefile"
+	"iopred/tracefmt/darshan"
 )
 
 func init() {
@@ -330,7 +331,7 @@ func readWeights(path string) (*aid.Weights, error) {
 }
 
 func aidAdvise(args []string, stdout, stderr io.Writer) error {
-	fs := aidFlagSet("advise", "--kb DIR --lmt SRC|--store DIR|... --app USER/NAME/NODES --at TIME [--jobs FILE] [--json]", stderr)
+	fs := aidFlagSet("advise", "--kb DIR --lmt SRC|--store DIR|... --app USER/NAME/NODES --at TIME [--jobs FILE] [--darshan LOG] [--json]", stderr)
 	var f serverlog.Flags
 	f.Register(fs, true)
 	kbDir := fs.String("kb", "", "knowledge base `directory`")
@@ -339,12 +340,26 @@ func aidAdvise(args []string, stdout, stderr io.Writer) error {
 	slow := fs.Float64("slowdown", 1.5, "acceptable I/O slowdown factor")
 	weights := fs.String("weights", "", "weights `file` from iopred aid train (default: the shipped ones)")
 	asJSON := fs.Bool("json", false, "print the advice as JSON")
+	darshanLog := fs.String("darshan", "", "an earlier run's Darshan `log`: its LUSTRE records name the OSTs the job's files lie on, scored instead of the guessed footprint")
 	pos, err := parseFlagsAnywhere(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) > 0 || *kbDir == "" || *appFlag == "" || *at == "" {
 		return errUsage
+	}
+	var footprint []int
+	if *darshanLog != "" {
+		l, err := darshan.Open(*darshanLog)
+		if l == nil {
+			return err
+		}
+		for _, o := range l.OSTs() {
+			footprint = append(footprint, int(o))
+		}
+		if len(footprint) == 0 {
+			return fmt.Errorf("%s: no LUSTRE records: the job's OSTs are unknown (Darshan records them for files on Lustre)", *darshanLog)
+		}
 	}
 	if !(*slow >= 1) {
 		return fmt.Errorf("--slowdown %g: want a factor of at least 1", *slow)
@@ -375,7 +390,7 @@ func aidAdvise(args []string, stdout, stderr io.Writer) error {
 	}
 	adv := aid.NewAdvisor(k, w)
 	adv.Slowdown = *slow
-	req := aid.Request{App: app, At: when}
+	req := aid.Request{App: app, At: when, Footprint: footprint}
 	var out aid.Advice
 	if a := k.Find(app.User, app.Name, app.Nodes); a == nil || a.Class != aid.ClassIOIntensive {
 		// No need for the logs: the answer does not depend on the load.
@@ -419,7 +434,11 @@ func aidAdvise(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "%s at %s: %s\n%s\n", app, when.In(loc).Format(time.DateTime), strings.ToUpper(out.Advice), out.Reason)
 	if len(out.OSTs) > 0 {
 		fmt.Fprintf(stdout, "score %.3f, threshold %.3f, footprint %d OSTs\n", out.Score, out.Threshold, out.OSTFootprint)
-		fmt.Fprintf(stdout, "place its files on OSTs %s (the %d least loaded):\n  %s\n", aid.RangeList(out.OSTs), len(out.OSTs), out.Setstripe)
+		if out.Setstripe == "" {
+			fmt.Fprintf(stdout, "its files lie on OSTs %s (from %s)\n", aid.RangeList(out.OSTs), *darshanLog)
+		} else {
+			fmt.Fprintf(stdout, "place its files on OSTs %s (the %d least loaded):\n  %s\n", aid.RangeList(out.OSTs), len(out.OSTs), out.Setstripe)
+		}
 	}
 	return nil
 }

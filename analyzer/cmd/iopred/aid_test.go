@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"iopred/tests/interop"
 )
 
 // The aid commands end to end on a simulated day: learn from the LMT
@@ -93,6 +95,22 @@ func TestAIDCommands(t *testing.T) {
 	if out := run(0, "aid", "advise", "--kb", kb, "--store", filepath.Join(sim, "store"), "--app", "me/fio_ckpt/8",
 		"--at", "2024-01-01 12:00:00", "--tz", "UTC"); !strings.Contains(out, "place its files on OSTs ") || !strings.Contains(out, adv["lfs_setstripe"].(string)) {
 		t.Errorf("text advice without the placement hint:\n%s", out)
+	}
+	// An earlier run's Darshan log names the OSTs its files lie on
+	// (pytokio's sample: OSTs 0 to 23, of which the simulated center has
+	// 0 to 15): those are scored, no placement is hinted; a log without
+	// LUSTRE records is refused with why.
+	var own map[string]any
+	json.Unmarshal([]byte(run(0, "aid", "advise", "--kb", kb, "--store", filepath.Join(sim, "store"), "--app", "me/fio_ckpt/8",
+		"--at", "2024-01-01 12:00:00", "--tz", "UTC", "--json", "--darshan", interop.Path(t, "darshan/pytokio/sample.darshan"))), &own)
+	if own["ost_footprint"] != 16.0 || len(own["osts"].([]any)) != 16 || own["lfs_setstripe"] != nil || !strings.Contains(own["reason"].(string), "the job's 16 OSTs in the log (8 of its 24 are not)") {
+		t.Errorf("advice on the OSTs of a Darshan log: %v", own)
+	}
+	var o, e bytes.Buffer
+	if code := runMain([]string{"aid", "advise", "--kb", kb, "--store", filepath.Join(sim, "store"), "--app", "me/fio_ckpt/8",
+		"--at", "2024-01-01 12:00:00", "--tz", "UTC", "--darshan", interop.Path(t, "darshan/darshan-logs/mpi-io-test-x86_64-3.2.1.darshan")}, &o, &e); code != 1 ||
+		!strings.Contains(e.String(), "mpi-io-test-x86_64-3.2.1.darshan: no LUSTRE records") {
+		t.Errorf("a Darshan log without LUSTRE records: exit %d: %s%s", code, o.String(), e.String())
 	}
 	var unk map[string]any
 	json.Unmarshal([]byte(run(0, "aid", "advise", "--kb", kb, "--store", filepath.Join(sim, "store"), "--app", "zed/unknown/4",
