@@ -182,6 +182,23 @@ func TestSpreadAlpha(t *testing.T) {
 	}
 }
 
+// halfLoaded is an hour of 8 OSTs, fs-OST0000 to fs-OST0007, at 5 s
+// steps: load[o] is OST o's rate half of the time (1 MB/s the other
+// half).
+func halfLoaded(start time.Time, load []float64) serverlog.Source {
+	r := ratesOf(8, start, 720, func(o, t int) float64 {
+		if t%2 == 0 {
+			return load[o]
+		}
+		return 1e6
+	})
+	for o := range r.OSTs {
+		r.OSTs[o] = fmt.Sprintf("fs-OST%04x", o)
+	}
+	src, _ := serverlog.NewRatesSource(r)
+	return src
+}
+
 // TestPlacementHint proves the hint: the κ least-loaded OSTs (α of the
 // running jobs included), distinct, by index ascending with their names
 // and the lfs line; a newborn job placed by an earlier hint loads its own
@@ -198,21 +215,7 @@ func TestPlacementHint(t *testing.T) {
 		{User: "cy", Name: "calc", Nodes: 8, Class: ClassNot, Reason: "no recurring pattern"}}}
 	ana := serverlog.App{User: "ana", Name: "ckpt", Nodes: 64}
 	bob := serverlog.App{User: "bob", Name: "big", Nodes: 64}
-	// 8 OSTs, fs-OST0000 to fs-OST0007; load[o] is OST o's rate half of
-	// the time (1 MB/s the other half).
-	log := func(load ...float64) serverlog.Source {
-		r := ratesOf(8, start, 720, func(o, t int) float64 {
-			if t%2 == 0 {
-				return load[o]
-			}
-			return 1e6
-		})
-		for o := range r.OSTs {
-			r.OSTs[o] = fmt.Sprintf("fs-OST%04x", o)
-		}
-		src, _ := serverlog.NewRatesSource(r)
-		return src
-	}
+	log := func(load ...float64) serverlog.Source { return halfLoaded(start, load) }
 	busy := 400e6
 	for _, c := range []struct {
 		name    string
@@ -299,17 +302,7 @@ func TestFootprintFromDarshan(t *testing.T) {
 		Pattern: Pattern{OSTFootprint: 3, Throughput: 1200e6, IntervalS: 300, BurstS: 150}}}}
 	ana := serverlog.App{User: "ana", Name: "ckpt", Nodes: 64}
 	busy := 400e6
-	load := []float64{busy, 1e6, busy, 1e6, busy, busy, 1e6, busy}
-	r := ratesOf(8, start, 720, func(o, t int) float64 {
-		if t%2 == 0 {
-			return load[o]
-		}
-		return 1e6
-	})
-	for o := range r.OSTs {
-		r.OSTs[o] = fmt.Sprintf("fs-OST%04x", o)
-	}
-	src, _ := serverlog.NewRatesSource(r)
+	src := halfLoaded(start, []float64{busy, 1e6, busy, 1e6, busy, busy, 1e6, busy})
 	guessed, err := NewAdvisor(k, nil).Advise(Request{App: ana, At: at, Log: src})
 	if err != nil || guessed.Advice != "run" {
 		t.Fatalf("footprint guessed: %+v, %v; want run on the idle OSTs", guessed, err)
