@@ -1,11 +1,8 @@
 package insights
 
 import (
-	"bytes"
 	"fmt"
 	"sort"
-
-	"github.com/vmihailenco/msgpack/v5"
 
 	"iopred/analyzer/job"
 	"iopred/internal/msgcheck"
@@ -122,23 +119,14 @@ func (c *Collector) Encode() ([]byte, error) {
 			w.Sizes[d] = append(w.Sizes[d], SizeCount{Size: n, Count: c.Sizes[d][n]})
 		}
 	}
-	var buf bytes.Buffer
-	enc := msgpack.NewEncoder(&buf)
-	enc.UseCompactInts(true)
-	if err := enc.Encode(&w); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return msgcheck.Marshal(&w)
 }
 
 // DecodeCollector reads a share's collector Encode wrote (another
 // process's message, checked before use).
 func DecodeCollector(b []byte) (*Collector, error) {
-	if err := msgcheck.Check(b); err != nil {
-		return nil, fmt.Errorf("insights: collector: %w", err)
-	}
 	var w wireCollector
-	if err := msgpack.NewDecoder(bytes.NewReader(b)).Decode(&w); err != nil {
+	if err := msgcheck.Unmarshal(b, &w); err != nil {
 		return nil, fmt.Errorf("insights: collector: %w", err)
 	}
 	c := NewShareCollector(w.Th)

@@ -35,6 +35,27 @@ func collectorJSON(t *testing.T, c *Collector) []byte {
 	return b
 }
 
+// sharesOf fills a share collector from each of k contiguous shares of
+// traces and passes it through its wire form (Encode, DecodeCollector).
+func sharesOf(t *testing.T, traces []string, k int) []*Collector {
+	t.Helper()
+	var shares []*Collector
+	for r := range k {
+		lo, hi := r*len(traces)/k, (r+1)*len(traces)/k
+		c := NewShareCollector(Thresholds{})
+		summary.Read(traces, lo, hi, summary.Options{Observer: c})
+		b, err := c.Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c, err = DecodeCollector(b); err != nil {
+			t.Fatal(err)
+		}
+		shares = append(shares, c)
+	}
+	return shares
+}
+
 // Collectors filled from shares of the traces (NewShareCollector, each
 // through its wire form) and combined equal the collector filled from all
 // of them, findings included, for every split; also when the job has more
@@ -66,21 +87,7 @@ func TestCombineSharesIdentical(t *testing.T) {
 	}
 	wantJSON := collectorJSON(t, want)
 	for _, k := range []int{1, 2, 3, 4, 6} {
-		var shares []*Collector
-		for r := range k {
-			lo, hi := r*len(traces)/k, (r+1)*len(traces)/k
-			c := NewShareCollector(Thresholds{})
-			summary.Read(traces, lo, hi, summary.Options{Observer: c})
-			b, err := c.Encode()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if c, err = DecodeCollector(b); err != nil {
-				t.Fatal(err)
-			}
-			shares = append(shares, c)
-		}
-		got := collectorJSON(t, Combine(Thresholds{}, shares))
+		got := collectorJSON(t, Combine(Thresholds{}, sharesOf(t, traces, k)))
 		if !bytes.Equal(got, wantJSON) {
 			i := 0
 			for i < len(got) && i < len(wantJSON) && got[i] == wantJSON[i] {
@@ -147,21 +154,7 @@ func TestCombineSharesHeatmap(t *testing.T) {
 		}
 		wantJSON := heatmapJSON(want)
 		for k := 1; k <= len(traces); k++ {
-			var shares []*Collector
-			for r := range k {
-				lo, hi := r*len(traces)/k, (r+1)*len(traces)/k
-				c := NewShareCollector(Thresholds{})
-				summary.Read(traces, lo, hi, summary.Options{Observer: c})
-				b, err := c.Encode()
-				if err != nil {
-					t.Fatal(err)
-				}
-				if c, err = DecodeCollector(b); err != nil {
-					t.Fatal(err)
-				}
-				shares = append(shares, c)
-			}
-			if got := heatmapJSON(Combine(Thresholds{}, shares)); !bytes.Equal(got, wantJSON) {
+			if got := heatmapJSON(Combine(Thresholds{}, sharesOf(t, traces, k))); !bytes.Equal(got, wantJSON) {
 				t.Errorf("%v in %d shares: the heatmap differs:\n%.400s\nwant\n%.400s", set, k, got, wantJSON)
 			}
 		}

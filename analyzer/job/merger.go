@@ -1,14 +1,11 @@
 package job
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"math/bits"
 	"slices"
 	"strings"
-
-	"github.com/vmihailenco/msgpack/v5"
 
 	"iopred/internal/msgcheck"
 	"iopred/tracefmt"
@@ -398,21 +395,12 @@ func (m *merger) encode() ([]byte, error) {
 		}
 		w.Pending = append(w.Pending, x)
 	}
-	var buf bytes.Buffer
-	enc := msgpack.NewEncoder(&buf)
-	enc.UseCompactInts(true)
-	if err := enc.Encode(&w); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return msgcheck.Marshal(&w)
 }
 
 func decodeMerger(b []byte, counts map[int]int) (*merger, error) {
-	if err := msgcheck.Check(b); err != nil {
-		return nil, fmt.Errorf("job: results: %w", err)
-	}
 	var w wireMerger
-	if err := msgpack.NewDecoder(bytes.NewReader(b)).Decode(&w); err != nil {
+	if err := msgcheck.Unmarshal(b, &w); err != nil {
 		return nil, fmt.Errorf("job: results: %w", err)
 	}
 	if w.First < 0 {

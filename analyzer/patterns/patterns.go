@@ -5,13 +5,10 @@
 package patterns
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"sort"
-
-	"github.com/vmihailenco/msgpack/v5"
 
 	"iopred/internal/msgcheck"
 	"iopred/internal/ordered"
@@ -267,23 +264,14 @@ func (sh *Share) Encode() ([]byte, error) {
 	for _, d := range sh.done {
 		w.Streams = append(w.Streams, wireStream{Path: d.key.path, ID: d.key.id, Write: d.key.write, Local: d.local, Covered: d.covered, Runs: d.runs})
 	}
-	var buf bytes.Buffer
-	enc := msgpack.NewEncoder(&buf)
-	enc.UseCompactInts(true)
-	if err := enc.Encode(&w); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return msgcheck.Marshal(&w)
 }
 
 // DecodeShare reads a share Encode wrote (another process's message,
 // checked before use).
 func DecodeShare(b []byte) (*Share, error) {
-	if err := msgcheck.Check(b); err != nil {
-		return nil, fmt.Errorf("patterns: share: %w", err)
-	}
 	var w wireShare
-	if err := msgpack.NewDecoder(bytes.NewReader(b)).Decode(&w); err != nil {
+	if err := msgcheck.Unmarshal(b, &w); err != nil {
 		return nil, fmt.Errorf("patterns: share: %w", err)
 	}
 	if w.First < 0 || len(w.Errs) != len(w.Procs) {

@@ -1,14 +1,11 @@
 package summary
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
-
-	"github.com/vmihailenco/msgpack/v5"
 
 	"iopred/analyzer/job"
 	"iopred/analyzer/pathfilter"
@@ -285,23 +282,14 @@ func (p *Partial) Encode() ([]byte, error) {
 	if w.Job, err = p.job.Encode(); err != nil {
 		return nil, err
 	}
-	var buf bytes.Buffer
-	enc := msgpack.NewEncoder(&buf)
-	enc.UseCompactInts(true)
-	if err := enc.Encode(&w); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return msgcheck.Marshal(&w)
 }
 
 // DecodePartial reads a partial Encode wrote, with opt (the options every
 // share was read with): another process's message, checked before use.
 func DecodePartial(b []byte, opt Options) (*Partial, error) {
-	if err := msgcheck.Check(b); err != nil {
-		return nil, fmt.Errorf("summary: partial: %w", err)
-	}
 	var w wirePartial
-	if err := msgpack.NewDecoder(bytes.NewReader(b)).Decode(&w); err != nil {
+	if err := msgcheck.Unmarshal(b, &w); err != nil {
 		return nil, fmt.Errorf("summary: partial: %w", err)
 	}
 	if w.First < 0 {
