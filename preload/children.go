@@ -92,7 +92,7 @@ func (s *session) convertSpill(path string, data []byte) error {
 		return err
 	}
 	opts := spill.Options{
-		Symbolize: func(pc uint64) tracefmt.Frame { return s.sym.frame(uintptr(pc)) },
+		Symbolize: func(pc uint64) tracefmt.Frame { return s.sym.frame(uintptr(pc), currentEpoch()) },
 		Args:      os.Args,
 		Library:   "iopred " + Version,
 	}

@@ -3,7 +3,15 @@
  * addresses and finds the slot in a lock-free table; the Go side turns
  * each new slot into module + offset frames once, off the application's
  * threads, so that context ids are stable across runs despite address
- * randomisation. */
+ * randomisation.
+ *
+ * A library unloaded with dlclose and another loaded at its addresses
+ * would give the same raw addresses to different code: the hash also
+ * takes the unwinder's unload epoch (the count of unloads seen), and the
+ * slot keeps it, so that its frames are named after the modules loaded
+ * when it was captured, even when the Go side names it after the
+ * unloading. The cost: stacks captured again after an unload take new
+ * slots (the same frames, so the same context ids in the trace). */
 #include "iop.h"
 
 #include <dlfcn.h>
@@ -24,6 +32,7 @@ struct iop_ctx {
   _Atomic uint32_t ready;
   uint32_t n;
   uintptr_t *pcs;
+  uint64_t epoch; /* the unwinder's unload epoch when the stack was captured */
 };
 
 static struct iop_ctx ctx_table[IOP_CTX_CAP];
@@ -138,15 +147,17 @@ static inline uint64_t mix(uint64_t h, uint64_t x) {
   return h ^ (h >> 29);
 }
 
-/* slot_of finds (or makes) the slot of a walk's frames, leaving out the
- * frames inside iopred and keeping at most depth. */
-static uint32_t slot_of(const uintptr_t *pcs, int n, int depth) {
+/* slot_of finds (or makes) the slot of a walk's frames captured in an
+ * unload epoch, leaving out the frames inside iopred and keeping at most
+ * depth. */
+static uint32_t slot_of(const uintptr_t *pcs, int n, int depth, uint64_t epoch) {
   int first = 0;
   while (first < n && pcs[first] >= self_lo && pcs[first] < self_hi) first++;
   n -= first;
   if (n > depth) n = depth;
   if (n <= 0) return 0;
   uint64_t h = 0x6a09e667f3bcc908ull;
+  if (epoch) h = mix(h, epoch);
   for (int i = 0; i < n; i++) h = mix(h, pcs[first + i]);
   h |= 1;
   for (uint32_t i = (uint32_t)h & (IOP_CTX_CAP - 1), probes = 0; probes < IOP_CTX_CAP;
@@ -166,6 +177,7 @@ static uint32_t slot_of(const uintptr_t *pcs, int n, int depth) {
         s->pcs = copy;
         s->n = (uint32_t)n;
       }
+      s->epoch = epoch;
       atomic_store_explicit(&s->ready, 1, memory_order_release);
       return i + 1;
     }
@@ -175,11 +187,11 @@ static uint32_t slot_of(const uintptr_t *pcs, int n, int depth) {
 
 /* memo_verify walks the stack again for a memo hit and counts a mismatch
  * when the walk's frames are not those of the memo's slot. */
-static __attribute__((noinline)) uint32_t memo_verify(uint32_t tag) {
+static __attribute__((noinline)) uint32_t memo_verify(uint32_t tag, uint64_t epoch) {
   uintptr_t pcs[IOP_MAX_DEPTH + 8], kept[IOP_MAX_DEPTH];
   int depth = iop_cfg.ctx_depth;
   int n = iop_backtrace(pcs, depth + 8, 0);
-  uint32_t slot = slot_of(pcs, n, depth);
+  uint32_t slot = slot_of(pcs, n, depth, epoch);
   int first = 0;
   while (first < n && pcs[first] >= self_lo && pcs[first] < self_hi) first++;
   int want = n - first < depth ? n - first : depth;
@@ -196,11 +208,15 @@ IOP_HIDDEN uint32_t iop_capture(void) {
   uintptr_t pcs[IOP_MAX_DEPTH + 8];
   struct iop_walk_memos *m = my_memos;
   if (IOP_UNLIKELY(!m) && memo_mode != MEMO_OFF) m = memo_acquire();
-  if (IOP_UNLIKELY(!m)) return slot_of(pcs, iop_backtrace(pcs, depth + 8, 0), depth);
+  /* Read before the walk: an unload that ends during it cannot have
+   * removed code the walk passed through (it is on this stack). A memo
+   * hit needs no epoch: the unwinder drops every memo when one begins. */
+  uint64_t epoch = iop_unwind_epoch();
+  if (IOP_UNLIKELY(!m)) return slot_of(pcs, iop_backtrace(pcs, depth + 8, 0), depth, epoch);
   uint32_t tag;
   int n = iop_backtrace_memo(pcs, depth + 8, m, &tag);
-  if (IOP_LIKELY(n < 0)) return IOP_LIKELY(memo_mode == MEMO_ON) ? tag : memo_verify(tag);
-  uint32_t slot = slot_of(pcs, n, depth);
+  if (IOP_LIKELY(n < 0)) return IOP_LIKELY(memo_mode == MEMO_ON) ? tag : memo_verify(tag, epoch);
+  uint32_t slot = slot_of(pcs, n, depth, epoch);
   iop_walk_memo_tag(m, slot);
   return slot;
 }
@@ -214,6 +230,14 @@ IOP_HIDDEN int iop_ctx_pcs(uint32_t ctx, uintptr_t *pcs, int max) {
   int n = (int)s->n < max ? (int)s->n : max;
   if (s->pcs) memcpy(pcs, s->pcs, (size_t)n * sizeof *pcs);
   return s->pcs ? n : 0;
+}
+
+/* iop_ctx_epoch is the unload epoch of a context slot's capture. */
+IOP_HIDDEN uint64_t iop_ctx_epoch(uint32_t ctx) {
+  if (ctx == 0 || ctx > IOP_CTX_CAP) return 0;
+  struct iop_ctx *s = &ctx_table[ctx - 1];
+  while (!atomic_load_explicit(&s->ready, memory_order_acquire)) __builtin_ia32_pause();
+  return s->epoch;
 }
 
 /* ---- symbolisation support for the Go side (consumer thread only) ---- */
@@ -252,6 +276,19 @@ IOP_HIDDEN int iop_module_of(uintptr_t pc, char *path, int cap, uintptr_t *bias)
   dl_iterate_phdr(module_cb, &q);
   *bias = q.bias;
   return q.found;
+}
+
+/* iop_module_in finds the object that held pc in an unload epoch: from
+ * the unwinder's table, which remembers unloaded objects, else from the
+ * loader. Returns 0 when none is known, 1 for an object still loaded, 2
+ * for one unloaded since (its loaded symbol tables are gone). */
+IOP_HIDDEN int iop_module_in(uintptr_t pc, uint64_t epoch, char *path, int cap, uintptr_t *bias) {
+  const char *name;
+  int r = iop_unwind_module_at(pc, epoch, &name, bias);
+  if (r == 0) return iop_module_of(pc, path, cap, bias);
+  strncpy(path, name, (size_t)cap - 1);
+  path[cap - 1] = 0;
+  return r;
 }
 
 /* ---- names from a loaded module's dynamic symbol table ----

@@ -628,6 +628,27 @@ __attribute__((destructor)) static void iop_fini(void) {
   }
 }
 
+/* ---- dlclose ----
+ * A library the program unloads may be followed by another at the same
+ * addresses. The unwinder learns of the unloading at once (not at its
+ * next cache miss), so that the new code is neither unwound with the old
+ * code's cached rules nor named after the old library (context.c). The
+ * answer is dlsym's own, unchecked: iop_checked_next calls dlclose. */
+IOP_EXPORT int dlclose(void *handle) {
+  static int (*real)(void *);
+  if (!real) real = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
+  if (!real) return -1;
+  int r = real(handle);
+  if (r == 0 && iop_state == IOP_ACTIVE && !iop_in && !iop_forked) {
+    int e = errno;
+    iop_in = 1;
+    iop_unwind_rescan();
+    iop_in = 0;
+    errno = e;
+  }
+  return r;
+}
+
 /* ---- fork and exec ---- */
 
 IOP_EXPORT pid_t fork(void) {

@@ -110,8 +110,9 @@ func newSymbolizer() *symbolizer {
 	return &symbolizer{exe: exe, modules: make(map[string]*moduleSyms), dynNames: make(map[dynKey]string)}
 }
 
-func (s *symbolizer) frame(pc uintptr) tracefmt.Frame {
-	path, bias, ok := moduleOf(pc)
+// frame names a return address captured in an unload epoch.
+func (s *symbolizer) frame(pc uintptr, epoch uint64) tracefmt.Frame {
+	path, bias, gone, ok := moduleOf(pc, epoch)
 	if !ok {
 		return tracefmt.Frame{Module: "?", Offset: uint64(pc)}
 	}
@@ -122,6 +123,11 @@ func (s *symbolizer) frame(pc uintptr) tracefmt.Frame {
 	f := tracefmt.Frame{Module: path, Offset: off}
 	// A return address points after the call: look up the call itself.
 	if s.module(path).dynamicOnly {
+		if gone {
+			// Only the loaded copy of its dynamic symbols served, and it
+			// is unmapped (or another module's code is at pc now).
+			return f
+		}
 		k := dynKey{path, pc}
 		name, ok := s.dynNames[k]
 		if !ok {

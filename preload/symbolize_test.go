@@ -128,7 +128,7 @@ func TestDynsymMatchesFile(t *testing.T) {
 			break
 		}
 	}
-	if _, modBias, ok := moduleOf(bias); !ok || modBias != bias {
+	if _, modBias, _, ok := moduleOf(bias, currentEpoch()); !ok || modBias != bias {
 		t.Fatalf("libc at %#x in /proc/self/maps, the loader says %#x (%v)", bias, modBias, ok)
 	}
 	s := &symbolizer{modules: map[string]*moduleSyms{libc: file}}

@@ -2,7 +2,9 @@ package main
 
 /*
 #include "iop.h"
-IOP_HIDDEN int iop_module_of(uintptr_t pc, char *path, int cap, uintptr_t *bias);
+IOP_HIDDEN int iop_module_in(uintptr_t pc, uint64_t epoch, char *path, int cap, uintptr_t *bias);
+IOP_HIDDEN uint64_t iop_ctx_epoch(uint32_t ctx);
+IOP_HIDDEN uint64_t iop_unwind_epoch(void);
 IOP_HIDDEN int iop_dynsym_name(uintptr_t pc, char *name, int cap);
 IOP_HIDDEN uint64_t iop_dropped(void);
 */
@@ -262,9 +264,10 @@ func (s *session) write(c *batchEvent) error {
 func (s *session) context(slot uint32) tracefmt.Context {
 	var pcs [64]C.uintptr_t
 	n := int(C.iop_ctx_pcs(C.uint32_t(slot), &pcs[0], C.int(len(pcs))))
+	epoch := uint64(C.iop_ctx_epoch(C.uint32_t(slot)))
 	frames := make([]tracefmt.Frame, 0, n)
 	for _, pc := range pcs[:n] {
-		frames = append(frames, s.sym.frame(uintptr(pc)))
+		frames = append(frames, s.sym.frame(uintptr(pc), epoch))
 	}
 	return tracefmt.Context{ID: contextID(frames), Frames: frames}
 }
@@ -312,15 +315,22 @@ func (s *session) finish(reason string) {
 // a fresh 4 KiB of heap, which the C side fills, each time.
 var moduleBuf [4096]C.char
 
-// moduleOf asks the dynamic loader which object holds pc.
-func moduleOf(pc uintptr) (path string, bias uintptr, ok bool) {
+// moduleOf names the object that held pc in an unload epoch (see
+// preload/context.c): its path ("" for the program), its load bias, and
+// whether it has been unloaded since.
+func moduleOf(pc uintptr, epoch uint64) (path string, bias uintptr, gone, ok bool) {
 	buf := &moduleBuf
 	var b C.uintptr_t
-	if C.iop_module_of(C.uintptr_t(pc), &buf[0], C.int(len(buf)), &b) == 0 {
-		return "", 0, false
+	r := C.iop_module_in(C.uintptr_t(pc), C.uint64_t(epoch), &buf[0], C.int(len(buf)), &b)
+	if r == 0 {
+		return "", 0, false, false
 	}
-	return C.GoString((*C.char)(unsafe.Pointer(&buf[0]))), uintptr(b), true
+	return C.GoString((*C.char)(unsafe.Pointer(&buf[0]))), uintptr(b), r == 2, true
 }
+
+// currentEpoch is the unwinder's unload epoch now: the one to name
+// addresses taken outside a context slot with.
+func currentEpoch() uint64 { return uint64(C.iop_unwind_epoch()) }
 
 // dynsymName is the dynamic function symbol holding pc in its loaded
 // module, "" when none does.

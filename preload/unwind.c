@@ -156,7 +156,9 @@ struct module {
   uintptr_t seg_lo[MAX_SEGS], seg_hi[MAX_SEGS]; /* readable PT_LOAD segments */
   int nseg;
   uint64_t name_hash; /* with the addresses, tells a reloaded file from another */
+  const char *name;   /* a copy of its path ("" for the program), NULL when the pool ran out */
   _Atomic int dead; /* no longer reported by dl_iterate_phdr */
+  _Atomic uint64_t dead_epoch; /* the unload epoch its unloading began; 0 while loaded */
   unsigned seen;    /* refresh generation that last saw it (writer only) */
 };
 
@@ -164,6 +166,15 @@ static struct module modules[MAX_MODULES];
 static _Atomic int n_modules;
 static atomic_flag refresh_lock = ATOMIC_FLAG_INIT;
 static unsigned refresh_gen;
+/* Counts the refreshes that found a module gone. A context captured in
+ * epoch e names its frames with the modules loaded then: the first one in
+ * table order that holds the pc and whose dead_epoch is 0 or above e. */
+static _Atomic uint64_t unload_epoch;
+/* The modules' paths, copied when they are found: once a module is
+ * unloaded the loader frees its own copy. Names that do not fit are not
+ * kept (naming falls back to the loader's current view). */
+static char name_pool[1 << 17];
+static size_t name_pool_used;
 /* dl_iterate_phdr's count of unloaded objects when the table was built. */
 static _Atomic unsigned long long known_subs;
 static _Atomic int initialised;
@@ -231,6 +242,15 @@ static int refresh_cb(struct dl_phdr_info *info, size_t size, void *data) {
     }
   }
   if (n >= MAX_MODULES) return 0;
+  const char *path = info->dlpi_name ? info->dlpi_name : "";
+  size_t len = strnlen(path, 4096);
+  if (len < 4096 && name_pool_used + len + 1 <= sizeof name_pool) {
+    char *copy = name_pool + name_pool_used;
+    memcpy(copy, path, len);
+    copy[len] = 0;
+    name_pool_used += len + 1;
+    cand.name = copy;
+  }
   cand.seen = refresh_gen;
   modules[n] = cand;
   atomic_store_explicit(&n_modules, n + 1, memory_order_release);
@@ -268,13 +288,17 @@ static int refresh_modules(int wait) {
   unsigned long long subs = atomic_load(&known_subs);
   dl_iterate_phdr(refresh_cb, &subs);
   int n = atomic_load_explicit(&n_modules, memory_order_relaxed), unloaded = 0;
+  uint64_t epoch = atomic_load(&unload_epoch) + 1;
   for (int i = 0; i < n; i++)
     if (modules[i].seen != refresh_gen && !atomic_load(&modules[i].dead)) {
+      atomic_store(&modules[i].dead_epoch, epoch);
       atomic_store(&modules[i].dead, 1);
       unloaded = 1;
     }
-  if (unloaded)
+  if (unloaded) {
+    atomic_store(&unload_epoch, epoch);
     atomic_store(&cache_gen, (atomic_load(&cache_gen) + ((uintptr_t)1 << GEN_SHIFT)) & GEN_MASK);
+  }
   atomic_store(&known_subs, subs);
   atomic_flag_clear_explicit(&refresh_lock, memory_order_release);
   return 1;
@@ -1401,6 +1425,30 @@ void iop_unwind_invalidate(void) {
   refresh_modules(1);
   atomic_store(&cache_gen, (atomic_load(&cache_gen) + ((uintptr_t)1 << GEN_SHIFT)) & GEN_MASK);
   tstate.busy--;
+}
+
+void iop_unwind_rescan(void) {
+  if (!atomic_load(&initialised) || tstate.busy) return;
+  tstate.busy++;
+  refresh_modules(1);
+  tstate.busy--;
+}
+
+uint64_t iop_unwind_epoch(void) { return atomic_load_explicit(&unload_epoch, memory_order_acquire); }
+
+int iop_unwind_module_at(uintptr_t pc, uint64_t epoch, const char **name, uintptr_t *bias) {
+  int n = atomic_load_explicit(&n_modules, memory_order_acquire);
+  for (int i = 0; i < n; i++) {
+    const struct module *m = &modules[i];
+    if (pc < m->text_lo || pc >= m->text_hi) continue;
+    uint64_t dead = atomic_load_explicit(&m->dead_epoch, memory_order_acquire);
+    if (dead != 0 && dead <= epoch) continue;
+    if (!m->name) return 0;
+    *name = m->name;
+    *bias = m->bias;
+    return dead ? 2 : 1;
+  }
+  return 0;
 }
 
 void iop_unwind_stats(struct iop_unwind_stats *out) {

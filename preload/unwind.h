@@ -34,8 +34,10 @@
  *   another register (r10 while gcc realigns the stack): the walk ends there.
  * - After dlclose, a walk made only of cache hits can still apply the old
  *   code's rules to new code mapped at the same addresses until the next
- *   miss (wrong frames, never a fault); iop_unwind_invalidate closes the
- *   window. At most 512 distinct module loads are tracked per process.
+ *   miss (wrong frames, never a fault). The library's dlclose wrapper
+ *   closes that window for the program's own dlclose calls with
+ *   iop_unwind_rescan. At most 512 distinct module loads are tracked per
+ *   process.
  * - iop_backtrace returns 0 before iop_unwind_init. */
 #ifndef IOP_UNWIND_H
 #define IOP_UNWIND_H
@@ -63,6 +65,28 @@ int iop_backtrace(uintptr_t *pcs, int max, int skip)
  * at the same addresses (the walk stays inside the stack: wrong frames,
  * never a fault). */
 void iop_unwind_invalidate(void) __attribute__((visibility("hidden")));
+
+/* iop_unwind_rescan asks the loader which modules are loaded now; when
+ * one is gone it forgets the rules cached for it and starts a new unload
+ * epoch. Call it after dlclose (from normal context): it costs one
+ * dl_iterate_phdr and changes nothing when no module was unloaded. */
+void iop_unwind_rescan(void) __attribute__((visibility("hidden")));
+
+/* iop_unwind_epoch counts the module-table refreshes that found a module
+ * unloaded. Code at one address can belong to two modules only in two
+ * different epochs, so a walk's frames together with the epoch read
+ * before it name code unambiguously. */
+uint64_t iop_unwind_epoch(void) __attribute__((visibility("hidden")));
+
+/* iop_unwind_module_at names the module that held pc in the given epoch:
+ * its path as the loader gave it ("" for the program) and its load bias,
+ * from the unwinder's own table, which keeps unloaded modules. Returns 0
+ * when the table does not know (a module loaded and unloaded between two
+ * refreshes, more than 512 modules, a path too long to keep); the caller
+ * then asks the loader. Returns 1 for a module still loaded, 2 for one
+ * unloaded since: the loader's copy of its tables is gone. */
+int iop_unwind_module_at(uintptr_t pc, uint64_t epoch, const char **name, uintptr_t *bias)
+    __attribute__((visibility("hidden")));
 
 /* iop_unwind_after_fork runs in a forked child: the child never asks the
  * loader again (a lock another thread held at the fork stays held). */
