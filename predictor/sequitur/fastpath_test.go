@@ -31,7 +31,7 @@ func sameState(a, b *Predictor) error {
 }
 
 // TestFastPathChangesNothing feeds streams to a predictor with Append's
-// fast path (allHit) and to one without, and checks that their marks and
+// fast paths (allHit, oneCandidate) and to one without, and checks that their marks and
 // candidates are the same after every symbol: clean and noisy loops, runs
 // of one symbol, cycles of a run and another symbol, random input.
 func TestFastPathChangesNothing(t *testing.T) {

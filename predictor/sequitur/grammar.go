@@ -369,13 +369,12 @@ func (g *Grammar) substitute(s, r int32) {
 	}
 	g.freeNode(s)
 
-	// unlink(s2): join(q, n2), then s2's own digram goes.
+	// unlink(s2): join(q, n2), then s2's own digram goes. join would
+	// first forget q's digram, q s2, if the index pointed at q: it does
+	// not, as the only entry that can point at q is q's own digram, and
+	// unlink(s) forgot it (q s2 was never indexed; the sets above and
+	// below index other nodes).
 	if Q.next != nilNode {
-		if !Q.guard {
-			if !S2.guard {
-				d.delIf(digramKey(Q.sym, S2.sym), q)
-			}
-		}
 		if !N2.guard && N2.prev != nilNode && N2.next != nilNode {
 			if P, nx := &nodes[N2.prev], &nodes[N2.next]; N2.sym == P.sym && N2.sym == nx.sym && !P.guard && !nx.guard {
 				d.set(digramKey(N2.sym, nx.sym), n2)
@@ -402,9 +401,7 @@ func (g *Grammar) substitute(s, r int32) {
 	nodes[R.next].prev = ref
 	if nx := Q.next; nx != nilNode {
 		NX := &nodes[nx]
-		if !Q.guard && !NX.guard {
-			d.delIf(digramKey(Q.sym, NX.sym), q)
-		}
+		// q n2 is not indexed at q either (see unlink(s2) above).
 		// ref's old neighbours: none (R.prev is nilNode).
 		if !Q.guard && Q.prev != nilNode {
 			if P := &nodes[Q.prev]; Q.sym == P.sym && Q.sym == NX.sym && !P.guard && !NX.guard {

@@ -125,7 +125,8 @@ type Predictor struct {
 	// prev is the previous input symbol, -1 at the start of a run (see
 	// path.silent).
 	prev int32
-	// noFastPath turns allHit off: tests check that it changes nothing.
+	// noFastPath turns allHit and oneCandidate off: tests check that
+	// they change nothing.
 	noFastPath bool
 }
 
@@ -479,6 +480,9 @@ func (p *Predictor) weight(q *path) float64 {
 
 // candidates recomputes the candidate list from the predictors.
 func (p *Predictor) candidates() {
+	if !p.noFastPath && p.oneCandidate() {
+		return
+	}
 	p.cands = p.cands[:0]
 	total := 0.0
 	all := p.allSilent()
@@ -522,6 +526,30 @@ func (p *Predictor) candidates() {
 		}
 		return cmp.Compare(a.Symbol, b.Symbol)
 	})
+}
+
+// oneCandidate is candidates' usual case on a loop: when every mark votes
+// and all name the same terminal, the list is that terminal alone, with
+// weight 1 (its votes summed in the same order as their total, so the
+// division gives 1 exactly) and the longest run among the marks. It
+// reports false, having changed nothing, otherwise.
+func (p *Predictor) oneCandidate() bool {
+	ps := p.paths
+	if len(ps) == 0 {
+		return false
+	}
+	nodes := p.g.nodes
+	t := nodes[ps[0].nodes[len(ps[0].nodes)-1]].sym
+	run := int32(0)
+	for i := range ps {
+		q := &ps[i]
+		if q.silent || nodes[q.nodes[len(q.nodes)-1]].sym != t {
+			return false
+		}
+		run = max(run, q.run)
+	}
+	p.cands = append(p.cands[:0], Candidate{Symbol: int(t), Weight: 1, Uniform: 1, Run: int(run)})
+	return true
 }
 
 // allSilent reports whether no mark votes, in which case all do.
@@ -656,10 +684,15 @@ func (p *Predictor) substituted(a, b, ref, ra, rb int32) {
 			g.nodes[n].pins--
 			g.nodes[ref].pins++
 			g.nodes[inner].pins++
+			// Shift the levels below i down by one, by hand: they are a
+			// few, and copy's call to memmove cost more than the moves.
 			q.nodes = append(q.nodes, 0)
-			copy(q.nodes[i+2:], q.nodes[i+1:])
-			q.nodes[i] = ref
-			q.nodes[i+1] = inner
+			ns := q.nodes
+			for j := len(ns) - 1; j > i+1; j-- {
+				ns[j] = ns[j-1]
+			}
+			ns[i] = ref
+			ns[i+1] = inner
 			break
 		}
 	}
