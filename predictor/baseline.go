@@ -204,13 +204,22 @@ func (m *Model) scoreBaselines(s int, t *transition, fs *fileState, path string,
 		fg := float64(gap)
 		t.GapArb.record(abs(t.Gap.Weighted-fg), abs(t.Gap.Mean-fg), abs(float64(m.lastGap-gap)))
 	}
-	if hasOffset && fs != nil && fs.hasSize {
+	if hasOffset {
+		// The size tournament: the table against the symbol's latest size,
+		// then the one chosen (before this outcome) against the file's
+		// latest size.
 		sym := m.syms[s]
-		if want, _, ok := sym.Sizes.next(0); ok {
-			if sym.Sizes.Over {
-				want = sym.overflowSize()
+		if want, ok := sym.tableSize(0); ok {
+			hit := want == size
+			repeatHit := sym.LastSize == size
+			repeat := sym.RepeatArb.useBase()
+			sym.RepeatArb.record(hit, repeatHit)
+			if repeat {
+				hit = repeatHit
 			}
-			sym.SizeArb.record(want == size, fs.lastSize == size)
+			if fs != nil && fs.hasSize {
+				sym.SizeArb.record(hit, fs.lastSize == size)
+			}
 		}
 		// The offset table's arbiter is scored where the table learns the
 		// offset (Observe), with the lookup it makes anyway.
@@ -260,27 +269,53 @@ func (m *Model) delayOf(t *transition, fallback *Field) float64 {
 
 // NextSize predicts the size of the next data call on the file at path,
 // whichever call it is: the size of the most likely candidate on that
-// file when the grammar has one, else the size of the latest data call on
-// the file (0 when none is known). It is NextOffset's companion for
-// prefetchers that know which file they serve.
+// file when the grammar has one; else the size of the most likely data
+// candidate whose context touched that file last (the grammar named the
+// right call but another file); else the size of the latest data call on
+// the file; else, for a file without data calls yet, the size of the
+// latest first data call on a newly opened file (a library reads every
+// small file it opens with one buffer size); 0 when none is known. It is
+// NextOffset's companion for prefetchers that know which file they serve.
 func (m *Model) NextSize(path string) int64 {
-	best, found := 0.0, false
-	var size int64
+	fs := m.files[path]
 	if m.prev >= 0 {
-		for _, c := range m.Candidates() {
-			if c.Path == path && c.Offset != tracefmt.NoOffset && (!found || c.Probability > best) {
+		cands := m.Candidates()
+		best, found := 0.0, false
+		var size int64
+		for _, c := range cands {
+			if c.Path == path && c.Offset != tracefmt.NoOffset && tracefmt.IsData(c.Op) && (!found || c.Probability > best) {
 				best, size, found = c.Probability, c.Size, true
 			}
 		}
-	}
-	fs := m.files[path]
-	if found {
-		return size
+		if found {
+			return size
+		}
+		for _, c := range cands {
+			if !tracefmt.IsData(c.Op) {
+				continue
+			}
+			if s, ok := m.dict[symKey{c.Ctx, c.Op}]; ok && m.syms[s].LastPath == path {
+				return m.sizeOn(m.syms[s], fs)
+			}
+		}
 	}
 	if fs != nil && fs.hasSize {
 		return fs.lastSize
 	}
+	if !m.opt.NoFallback && m.hasFreshSize {
+		return m.freshSize
+	}
 	return 0
+}
+
+// sizeOn is the size walker.next predicts for the next occurrence of
+// symbol s on the file of state fs (nil when the file is not open).
+func (m *Model) sizeOn(s *symbol, fs *fileState) int64 {
+	size, _ := m.ownSize(s, 0)
+	if !m.opt.NoFallback && fs != nil && fs.hasSize && s.SizeArb.useBase() {
+		return fs.lastSize
+	}
+	return size
 }
 
 // UseBaselines turns the baselines on (the default) or off, as
