@@ -107,6 +107,35 @@ func (g *gapChooser) record(weightedErr, meanErr, lastErr float64) {
 	g.Last = g.Last*keep + lastErr
 }
 
+// delayErrors are the recent absolute errors (ns, decaying by 1/64 per
+// outcome) of the delay the model answered for its first candidate and
+// of the last gap. A transition's gapChooser judges the transition's own
+// estimates; this judges what the model answered, which after a
+// mispredicted context is another transition's estimate. It is kept for
+// the whole process rather than per symbol: gaps are heavy-tailed (a long
+// compute phase among microsecond gaps), and a symbol's few outcomes let
+// one tail decide, while the mean error the field is judged by is the
+// whole run's.
+type delayErrors struct {
+	Model, Last float64
+}
+
+func (d *delayErrors) record(modelErr, lastErr float64) {
+	const keep = 1 - 1.0/arbiterWindow
+	d.Model = d.Model*keep + modelErr
+	d.Last = d.Last*keep + lastErr
+}
+
+// lastGapBetter tells whether the first candidate's delay should be the
+// last gap.
+func (m *Model) lastGapBetter() bool {
+	if m.opt.NoFallback || !m.haveGap || m.prev < 0 {
+		return false
+	}
+	d := m.delayArb
+	return d.Last < d.Model
+}
+
 // noteSuccessor records that symbol to followed symbol from, keeping
 // from's most frequent successor (the latest on ties) for the context
 // baseline. t is the transition from→to after its count was incremented.
@@ -180,6 +209,26 @@ func (m *Model) scoreBaselines(s int, t *transition, fs *fileState, path string,
 			}
 			m.topFile.record(m.fileAfter(top, tt) == path, m.prevPath == path)
 		}
+	}
+	if m.haveGap {
+		// The delay the model answered for its first candidate (walker.next
+		// with lastGapBetter false): its transition's, or the last gap
+		// for a transition never seen.
+		top := succ
+		if grammar && !from.CtxArb.useBase() && first.Symbol >= 0 && first.Symbol < len(m.syms) {
+			top = first.Symbol
+		}
+		tt := t
+		if top != s {
+			tt = m.trans[transKey(m.prev, top)]
+		}
+		var none Field
+		var said float64
+		if tt != nil {
+			said = m.delayOf(tt, &none)
+		}
+		fg, last := float64(gap), float64(m.lastGap)
+		m.delayArb.record(abs(said-fg), abs(last-fg))
 	}
 	if grammar {
 		from.CtxArb.record(first.Symbol == s, succ == s)

@@ -1,6 +1,7 @@
 package predictor
 
 import (
+	"math"
 	"testing"
 
 	"iopred/tracefmt"
@@ -151,5 +152,73 @@ func TestNextSizeOfFreshFile(t *testing.T) {
 				t.Errorf("NoFallback %v: candidate %s has offset %d", c.opt.NoFallback, p.Op, p.Offset)
 			}
 		}
+	}
+}
+
+// TestDelayNotWorseThanLastGap proves, on the synthetic streams, that the
+// first prediction's delay is on average no farther from the real gap
+// than the last gap is, beyond a learning margin of 2%. Single-threaded
+// streams only: a thread's gaps are counted from its own previous call,
+// the last gap from the process's.
+func TestDelayNotWorseThanLastGap(t *testing.T) {
+	hdf5, _ := hdf5Run(150, 3, 8)
+	for _, c := range []struct {
+		name   string
+		events []*tracefmt.Event
+	}{
+		{"periodic", periodicStream(6000)},
+		{"noisy", noisyStream(6000, 0.05, 1)},
+		{"hdf5", hdf5},
+	} {
+		m := New(Options{})
+		var modelErr, lastErr float64
+		var prevEnd, lastGap int64
+		for i, e := range c.events {
+			if i >= 2 {
+				gap := float64(max(e.StartNs-prevEnd, 0))
+				if p := m.Predict(1); len(p) > 0 {
+					modelErr += math.Abs(float64(p[0].Delay) - gap)
+					lastErr += math.Abs(float64(lastGap) - gap)
+				}
+			}
+			if i >= 1 {
+				lastGap = max(e.StartNs-prevEnd, 0)
+			}
+			prevEnd = e.EndNs
+			m.Observe(e)
+		}
+		if modelErr > 1.02*lastErr {
+			t.Errorf("%s: delay error %.4g ns in all, the last gap's %.4g", c.name, modelErr, lastErr)
+		}
+	}
+}
+
+// TestDelayErrorsChoose proves the delay arbiter's choice: the last gap
+// once its recent errors are smaller than those of the model's answers,
+// the model's again once they are not, and never without a last gap or
+// with the baselines off.
+func TestDelayErrorsChoose(t *testing.T) {
+	m := New(Options{})
+	m.prev = 0
+	m.syms = []*symbol{{}}
+	if m.lastGapBetter() {
+		t.Fatal("last gap chosen before any gap")
+	}
+	m.haveGap = true
+	for range 10 {
+		m.delayArb.record(500, 100)
+	}
+	if !m.lastGapBetter() {
+		t.Fatalf("%+v: model kept with five times the error", m.delayArb)
+	}
+	// One long pause the last gap misses by far outweighs its small wins.
+	m.delayArb.record(0, 1e6)
+	if m.lastGapBetter() {
+		t.Fatalf("%+v: last gap kept after its large miss", m.delayArb)
+	}
+	m.UseBaselines(false)
+	m.delayArb = delayErrors{Model: 1, Last: 0}
+	if m.lastGapBetter() {
+		t.Fatal("last gap chosen with the baselines off")
 	}
 }

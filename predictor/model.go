@@ -216,6 +216,9 @@ type Model struct {
 	// delay baseline.
 	lastGap int64
 	haveGap bool
+	// delayArb scores the delay of the model's first candidate against
+	// the last gap.
+	delayArb delayErrors
 	// newTransFile scores, on transitions not seen before, the file the
 	// context touched last against the previous call's file.
 	newTransFile arbiter
@@ -272,6 +275,7 @@ func (m *Model) resetRun() {
 	m.files = map[string]*fileState{}
 	m.lastGap, m.haveGap = 0, false
 	m.freshSize, m.hasFreshSize = 0, false
+	m.delayArb = delayErrors{}
 	m.newTransFile, m.topFile = arbiter{}, arbiter{}
 	m.closedSizes = map[string]int64{}
 	m.pending = -1
@@ -591,8 +595,16 @@ func (w *walker) next(s int, prob float64) Prediction {
 	}
 	path := sym.LastPath
 	var fallback Field
-	if t != nil {
+	first := len(w.seen) == 0 && w.prev == m.prev
+	if first && m.lastGapBetter() {
+		// The last gap has been closer than the delays of the model's
+		// first candidates.
+		w.delay += float64(m.lastGap)
+		fallback |= FieldDelay
+	} else if t != nil {
 		w.delay += m.delayOf(t, &fallback)
+	}
+	if t != nil {
 		if t.Count > 0 && (t.Files.Counts != [3]uint64{}) {
 			if !m.opt.NoFallback && t.FileArb.useBase() && w.prevPath != "" {
 				path = w.prevPath
@@ -603,7 +615,6 @@ func (w *walker) next(s int, prob float64) Prediction {
 		}
 	}
 	if !m.opt.NoFallback && w.prevPath != "" && path != w.prevPath {
-		first := len(w.seen) == 0 && w.prev == m.prev
 		if ((t == nil || t.Files.Counts == [3]uint64{}) && m.newTransFile.useBase()) || (first && m.topFile.useBase()) {
 			path = w.prevPath
 			fallback |= FieldFile
