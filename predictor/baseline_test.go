@@ -222,3 +222,44 @@ func TestDelayErrorsChoose(t *testing.T) {
 		t.Fatal("last gap chosen with the baselines off")
 	}
 }
+
+// TestThreadFileFallback proves the file baseline across threads: a busy
+// writer thread leads the merged candidates, while a second thread reads
+// a status file in bursts of three calls; after a few bursts the first
+// candidate names the status file while the reader's burst goes on, and
+// never without the baselines.
+func TestThreadFileFallback(t *testing.T) {
+	for _, c := range []struct {
+		opt     Options
+		minHits int
+	}{{Options{}, 40}, {Options{NoFallback: true}, 0}} {
+		m := New(c.opt)
+		var now, off int64
+		hits := 0
+		add := func(tid int32, ctx uint64, op, path string, offset, size int64) {
+			now += 1000
+			e := &tracefmt.Event{Op: op, Tid: tid, Ctx: ctx, Path: path, Offset: offset, Size: size, StartNs: now, EndNs: now + 100}
+			if tracefmt.IsData(op) {
+				e.Ret, e.Bytes = size, size
+			}
+			m.Observe(e)
+		}
+		for burst := range 30 {
+			for range 10 {
+				add(1, 1, "pwrite", "data", off, 4096)
+				off += 4096
+			}
+			add(2, 2, "fopen", "stat", tracefmt.NoOffset, 0)
+			for i := range 2 {
+				p := m.Candidates()
+				if burst >= 10 && len(p) > 0 && p[0].Path == "stat" {
+					hits++
+				}
+				add(2, uint64(3+i), "fgets", "stat", int64(i*64), 64)
+			}
+		}
+		if c.opt.NoFallback && hits != 0 || hits < c.minHits {
+			t.Errorf("NoFallback %v: %d of 40 status calls named, want at least %d", c.opt.NoFallback, hits, c.minHits)
+		}
+	}
+}

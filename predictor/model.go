@@ -216,6 +216,14 @@ type Model struct {
 	// delay baseline.
 	lastGap int64
 	haveGap bool
+	// procPrevPath is the file of the process's latest call on one, in
+	// whichever thread (prevPath is the current lane's). threadFile scores,
+	// in a process with several threads, the file of the first of the
+	// merged candidates (pendingPath, when pendingFile) against it.
+	procPrevPath string
+	threadFile   arbiter
+	pendingPath  string
+	pendingFile  bool
 	// delayArb scores the delay of the model's first candidate against
 	// the last gap.
 	delayArb delayErrors
@@ -276,6 +284,7 @@ func (m *Model) resetRun() {
 	m.lastGap, m.haveGap = 0, false
 	m.freshSize, m.hasFreshSize = 0, false
 	m.delayArb = delayErrors{}
+	m.procPrevPath, m.threadFile, m.pendingFile = "", arbiter{}, false
 	m.newTransFile, m.topFile = arbiter{}, arbiter{}
 	m.closedSizes = map[string]int64{}
 	m.pending = -1
@@ -381,6 +390,12 @@ func (m *Model) Observe(e *tracefmt.Event) {
 	m.switchTo(e.Tid)
 	sym := m.syms[s]
 	path := fileKey(e)
+	if m.pendingFile {
+		if path != "" && m.procPrevPath != "" {
+			m.threadFile.record(m.pendingPath == path, m.procPrevPath == path)
+		}
+		m.pendingFile = false
+	}
 	c := &m.runCache
 	if e.Op != c.op || c.op == "" {
 		c.op, c.opData = e.Op, tracefmt.IsData(e.Op)
@@ -507,6 +522,7 @@ func (m *Model) Observe(e *tracefmt.Event) {
 	if path != "" {
 		sym.LastPath = path
 		m.prevPath = path
+		m.procPrevPath = path
 	}
 	m.score(s)
 	m.main.Append(s)
