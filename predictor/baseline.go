@@ -107,21 +107,26 @@ func (g *gapChooser) record(weightedErr, meanErr, lastErr float64) {
 	g.Last = g.Last*keep + lastErr
 }
 
-// delayErrors are the recent absolute errors (ns, decaying by 1/64 per
+// delayErrors are the recent absolute errors (ns, decaying by 1/512 per
 // outcome) of the delay the model answered for its first candidate and
 // of the last gap. A transition's gapChooser judges the transition's own
 // estimates; this judges what the model answered, which after a
 // mispredicted context is another transition's estimate. It is kept for
-// the whole process rather than per symbol: gaps are heavy-tailed (a long
-// compute phase among microsecond gaps), and a symbol's few outcomes let
-// one tail decide, while the mean error the field is judged by is the
-// whole run's.
+// the whole process rather than per symbol, and forgets slowly: gaps are
+// heavy-tailed (a long compute phase among microsecond gaps), a symbol's
+// few outcomes or a short window let one tail decide, while the mean
+// error the field is judged by is the whole run's.
 type delayErrors struct {
 	Model, Last float64
 }
 
+// delayWindow is about how many recent outcomes delayErrors weighs: 64
+// flipped the choice on single long gaps (HDF5 checkpoints), no decay
+// at all was slow to leave the model's answers on the demo's loop.
+const delayWindow = 512
+
 func (d *delayErrors) record(modelErr, lastErr float64) {
-	const keep = 1 - 1.0/arbiterWindow
+	const keep = 1 - 1.0/delayWindow
 	d.Model = d.Model*keep + modelErr
 	d.Last = d.Last*keep + lastErr
 }
