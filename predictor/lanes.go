@@ -142,15 +142,12 @@ func (m *Model) threadFileFallback(p *Prediction) {
 	if !m.threadFile.useBase() || prev == "" || p.Path == prev {
 		return
 	}
-	p.Path, p.FileID = prev, 0
+	// The call is still the candidate's, so its offset and size say
+	// nothing of that file: no offset, and NextSize and NextOffset, which
+	// look for a candidate on the file they are asked about, pass it by.
+	p.Path, p.FileID, p.Offset = prev, 0, tracefmt.NoOffset
 	p.Fallback |= FieldFile
-	if p.Offset != tracefmt.NoOffset {
-		p.Offset = tracefmt.NoOffset
-		if fs := m.files[prev]; fs != nil {
-			p.FileID = fs.id
-			p.Offset = transform{}.apply(fs.end, fs.fresh)
-		}
-	} else if fs := m.files[prev]; fs != nil {
+	if fs := m.files[prev]; fs != nil {
 		p.FileID = fs.id
 	}
 }
