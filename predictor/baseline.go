@@ -107,6 +107,40 @@ func (g *gapChooser) record(weightedErr, meanErr, lastErr float64) {
 	g.Last = g.Last*keep + lastErr
 }
 
+// delayErrors are the recent absolute errors (ns, decaying by 1/512 per
+// outcome) of the delay the model answered for its first candidate and
+// of the last gap. A transition's gapChooser judges the transition's own
+// estimates; this judges what the model answered, which after a
+// mispredicted context is another transition's estimate. It is kept for
+// the whole process rather than per symbol, and forgets slowly: gaps are
+// heavy-tailed (a long compute phase among microsecond gaps), a symbol's
+// few outcomes or a short window let one tail decide, while the mean
+// error the field is judged by is the whole run's.
+type delayErrors struct {
+	Model, Last float64
+}
+
+// delayWindow is about how many recent outcomes delayErrors weighs: 64
+// flipped the choice on single long gaps (HDF5 checkpoints), no decay
+// at all was slow to leave the model's answers on the demo's loop.
+const delayWindow = 512
+
+func (d *delayErrors) record(modelErr, lastErr float64) {
+	const keep = 1 - 1.0/delayWindow
+	d.Model = d.Model*keep + modelErr
+	d.Last = d.Last*keep + lastErr
+}
+
+// lastGapBetter tells whether the first candidate's delay should be the
+// last gap.
+func (m *Model) lastGapBetter() bool {
+	if m.opt.NoFallback || !m.haveGap || m.prev < 0 {
+		return false
+	}
+	d := m.delayArb
+	return d.Last < d.Model
+}
+
 // noteSuccessor records that symbol to followed symbol from, keeping
 // from's most frequent successor (the latest on ties) for the context
 // baseline. t is the transition from→to after its count was incremented.
@@ -181,6 +215,26 @@ func (m *Model) scoreBaselines(s int, t *transition, fs *fileState, path string,
 			m.topFile.record(m.fileAfter(top, tt) == path, m.prevPath == path)
 		}
 	}
+	if m.haveGap {
+		// The delay the model answered for its first candidate (walker.next
+		// with lastGapBetter false): its transition's, or the last gap
+		// for a transition never seen.
+		top := succ
+		if grammar && !from.CtxArb.useBase() && first.Symbol >= 0 && first.Symbol < len(m.syms) {
+			top = first.Symbol
+		}
+		tt := t
+		if top != s {
+			tt = m.trans[transKey(m.prev, top)]
+		}
+		var none Field
+		var said float64
+		if tt != nil {
+			said = m.delayOf(tt, &none)
+		}
+		fg, last := float64(gap), float64(m.lastGap)
+		m.delayArb.record(abs(said-fg), abs(last-fg))
+	}
 	if grammar {
 		from.CtxArb.record(first.Symbol == s, succ == s)
 	}
@@ -204,13 +258,22 @@ func (m *Model) scoreBaselines(s int, t *transition, fs *fileState, path string,
 		fg := float64(gap)
 		t.GapArb.record(abs(t.Gap.Weighted-fg), abs(t.Gap.Mean-fg), abs(float64(m.lastGap-gap)))
 	}
-	if hasOffset && fs != nil && fs.hasSize {
+	if hasOffset {
+		// The size tournament: the table against the symbol's latest size,
+		// then the one chosen (before this outcome) against the file's
+		// latest size.
 		sym := m.syms[s]
-		if want, _, ok := sym.Sizes.next(0); ok {
-			if sym.Sizes.Over {
-				want = sym.overflowSize()
+		if want, ok := sym.tableSize(0); ok {
+			hit := want == size
+			repeatHit := sym.LastSize == size
+			repeat := sym.RepeatArb.useBase()
+			sym.RepeatArb.record(hit, repeatHit)
+			if repeat {
+				hit = repeatHit
 			}
-			sym.SizeArb.record(want == size, fs.lastSize == size)
+			if fs != nil && fs.hasSize {
+				sym.SizeArb.record(hit, fs.lastSize == size)
+			}
 		}
 		// The offset table's arbiter is scored where the table learns the
 		// offset (Observe), with the lookup it makes anyway.
@@ -260,27 +323,53 @@ func (m *Model) delayOf(t *transition, fallback *Field) float64 {
 
 // NextSize predicts the size of the next data call on the file at path,
 // whichever call it is: the size of the most likely candidate on that
-// file when the grammar has one, else the size of the latest data call on
-// the file (0 when none is known). It is NextOffset's companion for
-// prefetchers that know which file they serve.
+// file when the grammar has one; else the size of the most likely data
+// candidate whose context touched that file last (the grammar named the
+// right call but another file); else the size of the latest data call on
+// the file; else, for a file without data calls yet, the size of the
+// latest first data call on a newly opened file (a library reads every
+// small file it opens with one buffer size); 0 when none is known. It is
+// NextOffset's companion for prefetchers that know which file they serve.
 func (m *Model) NextSize(path string) int64 {
-	best, found := 0.0, false
-	var size int64
+	fs := m.files[path]
 	if m.prev >= 0 {
-		for _, c := range m.Candidates() {
-			if c.Path == path && c.Offset != tracefmt.NoOffset && (!found || c.Probability > best) {
+		cands := m.Candidates()
+		best, found := 0.0, false
+		var size int64
+		for _, c := range cands {
+			if c.Path == path && c.Offset != tracefmt.NoOffset && tracefmt.IsData(c.Op) && (!found || c.Probability > best) {
 				best, size, found = c.Probability, c.Size, true
 			}
 		}
-	}
-	fs := m.files[path]
-	if found {
-		return size
+		if found {
+			return size
+		}
+		for _, c := range cands {
+			if !tracefmt.IsData(c.Op) {
+				continue
+			}
+			if s, ok := m.dict[symKey{c.Ctx, c.Op}]; ok && m.syms[s].LastPath == path {
+				return m.sizeOn(m.syms[s], fs)
+			}
+		}
 	}
 	if fs != nil && fs.hasSize {
 		return fs.lastSize
 	}
+	if !m.opt.NoFallback && m.hasFreshSize {
+		return m.freshSize
+	}
 	return 0
+}
+
+// sizeOn is the size walker.next predicts for the next occurrence of
+// symbol s on the file of state fs (nil when the file is not open).
+func (m *Model) sizeOn(s *symbol, fs *fileState) int64 {
+	size, _ := m.ownSize(s, 0)
+	if !m.opt.NoFallback && fs != nil && fs.hasSize && s.SizeArb.useBase() {
+		return fs.lastSize
+	}
+	return size
 }
 
 // UseBaselines turns the baselines on (the default) or off, as

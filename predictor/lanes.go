@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"iopred/predictor/sequitur"
+	"iopred/tracefmt"
 )
 
 // lane is the call sequence of one thread. Threads of a process interleave
@@ -120,6 +121,33 @@ func (m *Model) laneCandidates(one func() []Prediction) []Prediction {
 		if s, ok := m.dict[symKey{out[0].Ctx, out[0].Op}]; ok {
 			m.pending = s
 		}
+		m.threadFileFallback(&out[0])
 	}
 	return out
+}
+
+// threadFileFallback gives the first of the merged candidates the file of
+// the process's previous call while that has been right more often than
+// the candidates' own (a thread reading a status file line by line beside
+// a busier writer thread: the writer's call leads the merged candidates,
+// but the reader's calls follow one another). The answers given are
+// scored at the next event, so a process that asks for no predictions
+// pays nothing.
+func (m *Model) threadFileFallback(p *Prediction) {
+	if m.opt.NoFallback {
+		return
+	}
+	m.pendingPath, m.pendingFile = p.Path, true
+	prev := m.procPrevPath
+	if !m.threadFile.useBase() || prev == "" || p.Path == prev {
+		return
+	}
+	// The call is still the candidate's, so its offset and size say
+	// nothing of that file: no offset, and NextSize and NextOffset, which
+	// look for a candidate on the file they are asked about, pass it by.
+	p.Path, p.FileID, p.Offset = prev, 0, tracefmt.NoOffset
+	p.Fallback |= FieldFile
+	if fs := m.files[prev]; fs != nil {
+		p.FileID = fs.id
+	}
 }

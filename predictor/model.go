@@ -123,13 +123,17 @@ type symbol struct {
 	// yet), seen NextN times: the context baseline.
 	Next  int32  `msgpack:"nx,omitempty"`
 	NextN uint64 `msgpack:"nn,omitempty"`
+	// LastSize is the size of its latest occurrence (when Count > 0).
+	LastSize int64 `msgpack:"ls,omitempty"`
 	// CtxArb scores the grammar against the context baseline after this
-	// symbol, SizeArb this symbol's size table against the file's last
-	// size.
+	// symbol; RepeatArb this symbol's size table against its own last
+	// size, and SizeArb whichever of those two is chosen (see ownSize)
+	// against the file's last size.
 	// They describe the current run only and are not saved: a loaded
 	// model's tables know more than when the scores were made.
-	CtxArb  arbiter `msgpack:"-"`
-	SizeArb arbiter `msgpack:"-"`
+	CtxArb    arbiter `msgpack:"-"`
+	RepeatArb arbiter `msgpack:"-"`
+	SizeArb   arbiter `msgpack:"-"`
 }
 
 // transition holds what the model knows of one transition between context
@@ -212,12 +216,28 @@ type Model struct {
 	// delay baseline.
 	lastGap int64
 	haveGap bool
+	// procPrevPath is the file of the process's latest call on one, in
+	// whichever thread (prevPath is the current lane's). threadFile scores,
+	// in a process with several threads, the file of the first of the
+	// merged candidates (pendingPath, when pendingFile) against it.
+	procPrevPath string
+	threadFile   arbiter
+	pendingPath  string
+	pendingFile  bool
+	// delayArb scores the delay of the model's first candidate against
+	// the last gap.
+	delayArb delayErrors
 	// newTransFile scores, on transitions not seen before, the file the
 	// context touched last against the previous call's file.
 	newTransFile arbiter
 	// topFile scores the file of the model's first candidate against the
 	// previous call's file.
 	topFile arbiter
+	// freshSize is the size of the latest first data call on a file
+	// since its open (when hasFreshSize): NextSize's guess for a file
+	// that had none yet.
+	freshSize    int64
+	hasFreshSize bool
 	// closedSizes keeps the last size of files closed in this run, for
 	// the size baseline when they are opened again (bounded by
 	// Options.MaxOpenFiles).
@@ -262,6 +282,9 @@ func (m *Model) resetRun() {
 	m.prevPath = ""
 	m.files = map[string]*fileState{}
 	m.lastGap, m.haveGap = 0, false
+	m.freshSize, m.hasFreshSize = 0, false
+	m.delayArb = delayErrors{}
+	m.procPrevPath, m.threadFile, m.pendingFile = "", arbiter{}, false
 	m.newTransFile, m.topFile = arbiter{}, arbiter{}
 	m.closedSizes = map[string]int64{}
 	m.pending = -1
@@ -367,6 +390,12 @@ func (m *Model) Observe(e *tracefmt.Event) {
 	m.switchTo(e.Tid)
 	sym := m.syms[s]
 	path := fileKey(e)
+	if m.pendingFile {
+		if path != "" && m.procPrevPath != "" {
+			m.threadFile.record(m.pendingPath == path, m.procPrevPath == path)
+		}
+		m.pendingFile = false
+	}
 	c := &m.runCache
 	if e.Op != c.op || c.op == "" {
 		c.op, c.opData = e.Op, tracefmt.IsData(e.Op)
@@ -441,6 +470,7 @@ func (m *Model) Observe(e *tracefmt.Event) {
 	sym.Duration.Add(float64(max(e.EndNs-e.StartNs, 0)))
 	sym.Sizes.observe(e.Size, m.opt.SizeBound)
 	sym.SizeStat.Add(float64(e.Size))
+	sym.LastSize = e.Size
 
 	if fs != nil {
 		if e.FileID != 0 {
@@ -449,6 +479,9 @@ func (m *Model) Observe(e *tracefmt.Event) {
 		switch {
 		case hasOffset:
 			contiguous := transform{}.apply(fs.end, fs.fresh)
+			if fs.fresh {
+				m.freshSize, m.hasFreshSize = e.Size, true
+			}
 			moved := movedBytes(e)
 			fs.end = e.Offset + moved
 			fs.fresh = false
@@ -489,6 +522,7 @@ func (m *Model) Observe(e *tracefmt.Event) {
 	if path != "" {
 		sym.LastPath = path
 		m.prevPath = path
+		m.procPrevPath = path
 	}
 	m.score(s)
 	m.main.Append(s)
@@ -577,8 +611,16 @@ func (w *walker) next(s int, prob float64) Prediction {
 	}
 	path := sym.LastPath
 	var fallback Field
-	if t != nil {
+	first := len(w.seen) == 0 && w.prev == m.prev
+	if first && m.lastGapBetter() {
+		// The last gap has been closer than the delays of the model's
+		// first candidates.
+		w.delay += float64(m.lastGap)
+		fallback |= FieldDelay
+	} else if t != nil {
 		w.delay += m.delayOf(t, &fallback)
+	}
+	if t != nil {
 		if t.Count > 0 && (t.Files.Counts != [3]uint64{}) {
 			if !m.opt.NoFallback && t.FileArb.useBase() && w.prevPath != "" {
 				path = w.prevPath
@@ -589,7 +631,6 @@ func (w *walker) next(s int, prob float64) Prediction {
 		}
 	}
 	if !m.opt.NoFallback && w.prevPath != "" && path != w.prevPath {
-		first := len(w.seen) == 0 && w.prev == m.prev
 		if ((t == nil || t.Files.Counts == [3]uint64{}) && m.newTransFile.useBase()) || (first && m.topFile.useBase()) {
 			path = w.prevPath
 			fallback |= FieldFile
@@ -603,12 +644,7 @@ func (w *walker) next(s int, prob float64) Prediction {
 		Probability: prob,
 		Ctx:         sym.Ctx,
 	}
-	if size, _, ok := sym.Sizes.next(symAhead); ok {
-		if sym.Sizes.Over {
-			size = sym.overflowSize()
-		}
-		p.Size = size
-	}
+	p.Size, _ = m.ownSize(sym, symAhead)
 	if path != "" {
 		if fs := m.files[path]; fs != nil {
 			p.FileID = fs.id
@@ -661,6 +697,33 @@ func (w *walker) next(s int, prob float64) Prediction {
 	}
 	p.Fallback = fallback
 	return p
+}
+
+// tableSize is the size the symbol's size table predicts for the
+// occurrence `ahead` after the next one.
+func (s *symbol) tableSize(ahead int) (size int64, ok bool) {
+	size, _, ok = s.Sizes.next(ahead)
+	if ok && s.Sizes.Over {
+		size = s.overflowSize()
+	}
+	return size, ok
+}
+
+// ownSize is the size the model's own knowledge of the symbol predicts:
+// its size table's, or its latest size again where that has been right
+// more often after a differing guess (a context whose sizes drift, such
+// as a step number printed with one more digit from step 1000 on, which
+// a local grammar of a long run of one value keeps predicting).
+// repeat tells whether the latest size was taken.
+func (m *Model) ownSize(s *symbol, ahead int) (size int64, repeat bool) {
+	size, ok := s.tableSize(ahead)
+	if !ok {
+		return 0, false
+	}
+	if !m.opt.NoFallback && s.RepeatArb.useBase() {
+		return s.LastSize, true
+	}
+	return size, false
 }
 
 // overflowSize predicts the size of a context whose sizes vary too much for
@@ -769,7 +832,9 @@ func (m *Model) guess() []Prediction {
 		p.FileID, p.Offset = 0, tracefmt.NoOffset
 		if fs := m.files[m.prevPath]; fs != nil && m.prevPath != "" {
 			p.FileID = fs.id
-			p.Offset = transform{}.apply(fs.end, fs.fresh)
+			if tracefmt.IsData(p.Op) {
+				p.Offset = transform{}.apply(fs.end, fs.fresh)
+			}
 		}
 	}
 	for i := range out {
@@ -794,10 +859,7 @@ func (m *Model) repeatGuess() []Prediction {
 		p.FileID = fs.id
 		p.Offset = transform{}.apply(fs.end, fs.fresh)
 	}
-	if size, _, ok := sym.Sizes.next(0); ok {
-		if sym.Sizes.Over {
-			size = sym.overflowSize()
-		}
+	if size, ok := sym.tableSize(0); ok {
 		p.Size = size
 	}
 	if t := m.trans[transKey(m.prev, m.prev)]; t != nil {
