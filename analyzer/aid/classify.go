@@ -190,51 +190,14 @@ func classifyApp(key appKey, runs []Run, bursts []Burst, stepNS int64, o Options
 	}
 	bestPresence, bestBytes := -1.0, 0.0
 	var bestPeriodic []periodicRun
-	for c := range nc {
-		var pr []periodicRun
-		shown := 0
-		var few [][]int // runs with two or three bursts of the cluster, not periodic on their own
-		var fewRuns []Run
-		for i, r := range runs {
-			var times []int
-			for _, b := range perRun[i] {
-				if label[b] == c {
-					times = append(times, b)
-				}
-			}
-			if len(times) > 0 {
-				shown++
-			}
-			if ok, iv, on := periodic(bursts, times, r); ok {
-				pr = append(pr, periodicRun{run: r, bursts: on, interval: iv})
-			} else if len(times) >= 2 && len(times) <= 3 {
-				few = append(few, times)
-				fewRuns = append(fewRuns, r)
-			}
-		}
-		pr = append(pr, onRhythm(bursts, pr, few, fewRuns)...)
-		// Support is counted among the runs that show a burst of the
-		// cluster at all: a restart or a test run that did no I/O is no
-		// evidence against the pattern, and counting it would hide an
-		// application that often restarts. A run with a burst of the
-		// cluster's kind (its own or another job's) and no rhythm still
-		// counts against it, and the periodic runs must be two or more
-		// and at least minShare of all its runs, so that an application whose bursts
-		// fall at random times, periodic in a few runs by chance and
-		// absent from others, is not lifted by the runs it did nothing in.
-		presence := 0.0
-		if len(pr) >= 2 && float64(len(pr)) >= minShare*float64(len(runs)) {
-			presence = float64(len(pr)) / float64(shown)
-		}
-		vol := 0.0
-		for _, p := range pr {
-			for _, b := range p.bursts {
-				vol += bursts[b].Bytes
-			}
-		}
+	try := func(in func(b int) bool) {
+		presence, vol, pr := clusterSupport(bursts, runs, perRun, in)
 		if presence > bestPresence || presence == bestPresence && vol > bestBytes {
 			bestPresence, bestBytes, bestPeriodic = presence, vol, pr
 		}
+	}
+	for c := range nc {
+		try(func(b int) bool { return label[b] == c })
 	}
 	a.Presence = round3(bestPresence)
 	a.Periodic = len(bestPeriodic)
@@ -277,6 +240,56 @@ func classifyApp(key appKey, runs []Run, bursts []Burst, stepNS int64, o Options
 		a.Reason = fmt.Sprintf("recurring pattern in %d of %d runs", len(bestPeriodic), len(runs))
 	}
 	return a
+}
+
+// clusterSupport counts the runs in which the bursts in (a cluster)
+// recur: it returns the presence (the periodic runs over the runs that
+// show a burst of the cluster, 0 unless they are two or more and
+// minShare of all runs), the periodic runs' bytes in the cluster, and
+// the periodic runs.
+func clusterSupport(bursts []Burst, runs []Run, perRun [][]int, in func(b int) bool) (float64, float64, []periodicRun) {
+	var pr []periodicRun
+	shown := 0
+	var few [][]int // runs with two or three bursts of the cluster, not periodic on their own
+	var fewRuns []Run
+	for i, r := range runs {
+		var times []int
+		for _, b := range perRun[i] {
+			if in(b) {
+				times = append(times, b)
+			}
+		}
+		if len(times) > 0 {
+			shown++
+		}
+		if ok, iv, on := periodic(bursts, times, r); ok {
+			pr = append(pr, periodicRun{run: r, bursts: on, interval: iv})
+		} else if len(times) >= 2 && len(times) <= 3 {
+			few = append(few, times)
+			fewRuns = append(fewRuns, r)
+		}
+	}
+	pr = append(pr, onRhythm(bursts, pr, few, fewRuns)...)
+	// Support is counted among the runs that show a burst of the
+	// cluster at all: a restart or a test run that did no I/O is no
+	// evidence against the pattern, and counting it would hide an
+	// application that often restarts. A run with a burst of the
+	// cluster's kind (its own or another job's) and no rhythm still
+	// counts against it, and the periodic runs must be two or more
+	// and at least minShare of all its runs, so that an application whose bursts
+	// fall at random times, periodic in a few runs by chance and
+	// absent from others, is not lifted by the runs it did nothing in.
+	presence := 0.0
+	if len(pr) >= 2 && float64(len(pr)) >= minShare*float64(len(runs)) {
+		presence = float64(len(pr)) / float64(shown)
+	}
+	vol := 0.0
+	for _, p := range pr {
+		for _, b := range p.bursts {
+			vol += bursts[b].Bytes
+		}
+	}
+	return presence, vol, pr
 }
 
 // minShare is the least share of all its runs, with I/O or not, in

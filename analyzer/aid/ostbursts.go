@@ -2,7 +2,6 @@ package aid
 
 import (
 	"math"
-	"slices"
 	"sort"
 	"time"
 
@@ -93,28 +92,58 @@ func ostGroups(r *serverlog.Rates, fromNS, toNS int64, o Options) []Burst {
 // together, within a sample or two.
 const groupOverlap = 0.7
 
-// mergeOSTGroups adds to the aggregate's bursts agg the OST groups that
-// the aggregate did not see as bursts of their own: a group that
-// overlaps an aggregate burst for most of its time and carries a
-// sizeable share of its bytes (ownShare) is that burst seen on its OSTs
-// and is dropped; any other group (one under the aggregate's threshold,
-// or a small job's burst under another job's large one) is kept. The
-// result is in time order.
+// mergeOSTGroups puts the aggregate's bursts agg and the OST groups
+// together. A group inside an aggregate burst (overlapping it for half
+// its own time or more) is that burst, or part of it:
+//   - when two groups or more inside it carry splitShare of its bytes
+//     each, the aggregate burst is two jobs' bursts that met in time on
+//     different OSTs, and the groups replace it (an hourly checkpoint
+//     that coincides with another job's burst keeps its own size);
+//   - otherwise a group carrying ownShare of its bytes or more is the
+//     aggregate burst seen on its OSTs and is dropped, and a smaller one
+//     (a small job's burst under a large one) is kept beside it.
+//
+// A group outside every aggregate burst, under the aggregate's
+// threshold, is kept. The result is in time order.
 func mergeOSTGroups(agg, groups []Burst) []Burst {
-	out := slices.Clone(agg)
-	for _, g := range groups {
-		own := false
-		for _, a := range agg {
-			if a.StartNS >= g.EndNS || a.EndNS <= g.StartNS {
-				continue
-			}
+	inside := make([][]int, len(agg))
+	owner := make([]int, len(groups))
+	for k, g := range groups {
+		owner[k] = -1
+		i := sort.Search(len(agg), func(i int) bool { return agg[i].EndNS > g.StartNS })
+		for ; i < len(agg) && agg[i].StartNS < g.EndNS; i++ {
+			a := agg[i]
 			lo, hi := max(a.StartNS, g.StartNS), min(a.EndNS, g.EndNS)
-			if float64(hi-lo) >= 0.5*float64(g.EndNS-g.StartNS) && g.Bytes >= ownShare*a.Bytes {
-				own = true
+			if hi > lo && float64(hi-lo) >= 0.5*float64(g.EndNS-g.StartNS) {
+				inside[i] = append(inside[i], k)
+				owner[k] = i
 				break
 			}
 		}
-		if !own {
+	}
+	out := make([]Burst, 0, len(agg)+len(groups))
+	for i, a := range agg {
+		big := 0
+		for _, k := range inside[i] {
+			if groups[k].Bytes >= splitShare*a.Bytes {
+				big++
+			}
+		}
+		if big >= 2 {
+			for _, k := range inside[i] {
+				out = append(out, groups[k])
+			}
+			continue
+		}
+		out = append(out, a)
+		for _, k := range inside[i] {
+			if groups[k].Bytes < ownShare*a.Bytes {
+				out = append(out, groups[k])
+			}
+		}
+	}
+	for k, g := range groups {
+		if owner[k] < 0 {
 			out = append(out, g)
 		}
 	}
@@ -123,8 +152,12 @@ func mergeOSTGroups(agg, groups []Burst) []Burst {
 }
 
 // ownShare is the least share of an aggregate burst's bytes an OST group
-// inside it carries to be taken for that burst.
-const ownShare = 0.25
+// inside it carries to be taken for that burst; splitShare the share
+// each of two groups or more carry to split it.
+const (
+	ownShare   = 0.25
+	splitShare = 0.1
+)
 
 // finiteBurst tells whether a group's sums are finite and not negative,
 // as the state file requires of every burst.
