@@ -269,7 +269,11 @@ func clusterSupport(bursts []Burst, runs []Run, perRun [][]int, in func(b int) b
 			fewRuns = append(fewRuns, r)
 		}
 	}
-	pr = append(pr, onRhythm(bursts, pr, few, fewRuns)...)
+	if len(pr) >= 2 {
+		pr = append(pr, onRhythm(bursts, pr, few, fewRuns)...)
+	} else if on := sharedRhythm(bursts, few, fewRuns); len(on) > 0 {
+		pr = append(pr, on...)
+	}
 	// Support is counted among the runs that show a burst of the
 	// cluster at all: a restart or a test run that did no I/O is no
 	// evidence against the pattern, and counting it would hide an
@@ -467,7 +471,46 @@ func onRhythm(bursts []Burst, pr []periodicRun, few [][]int, fewRuns []Run) []pe
 	for _, p := range pr {
 		phases = append(phases, math.Mod(float64(bursts[p.bursts[0]].StartNS-p.run.StartNS)/1e9, iv))
 	}
-	phase := median(phases)
+	return onRhythmAt(bursts, iv, median(phases), few, fewRuns)
+}
+
+// sharedRhythm is onRhythm for an application none of whose runs is
+// periodic on its own, as an hourly checkpointer whose runs show two or
+// three bursts each: every two bursts of one run a step apart, of the
+// same bytes, propose an interval and a phase, and the proposal most of
+// the runs keep (onRhythmAt) wins when minRhythmRuns runs or more keep
+// it. One run's pair is a coincidence; the same interval at the same
+// phase from the start in three runs is the application's.
+func sharedRhythm(bursts []Burst, few [][]int, fewRuns []Run) []periodicRun {
+	var best []periodicRun
+	for f, times := range few {
+		r := fewRuns[f]
+		for a := 0; a+1 < len(times); a++ {
+			x, y := bursts[times[a]], bursts[times[a+1]]
+			iv := float64(y.StartNS-x.StartNS) / 1e9
+			if !(iv > 0) || math.Abs(math.Log(y.Bytes/x.Bytes)) > chainBytes {
+				continue
+			}
+			on := onRhythmAt(bursts, iv, math.Mod(float64(x.StartNS-r.StartNS)/1e9, iv), few, fewRuns)
+			if len(on) > len(best) {
+				best = on
+			}
+		}
+	}
+	if len(best) < minRhythmRuns {
+		return nil
+	}
+	return best
+}
+
+// minRhythmRuns is how many runs must keep a rhythm that no run shows
+// on its own.
+const minRhythmRuns = 3
+
+// onRhythmAt returns the runs among few whose bursts keep the rhythm of
+// interval iv (s) at phase (s from the run's start), as onRhythm
+// describes.
+func onRhythmAt(bursts []Burst, iv, phase float64, few [][]int, fewRuns []Run) []periodicRun {
 	var out []periodicRun
 	for f, times := range few {
 		r := fewRuns[f]
