@@ -104,3 +104,59 @@ func TestSharedRhythm(t *testing.T) {
 		}
 	}
 }
+
+// TestAgainst proves which runs count in the denominator of presence:
+// the periodic runs, and the others only when they show at least half
+// as many bursts of the cluster as the pattern would put in them (two at
+// least): a restart that shows one other job's burst of the kind, or a
+// few where the pattern would put many, does not count against it.
+func TestAgainst(t *testing.T) {
+	const s = int64(1e9)
+	var bursts []Burst
+	add := func(atS int64) int {
+		bursts = append(bursts, Burst{StartNS: atS * s, EndNS: (atS + 30) * s, Bytes: 1e11})
+		return len(bursts) - 1
+	}
+	run := func(id string, start, lenS int64) Run { return Run{ID: id, StartNS: start * s, EndNS: (start + lenS) * s} }
+	// Two periodic runs, every 600 s over 6,000 s.
+	runs := []Run{run("p1", 0, 6000), run("p2", 10000, 6000)}
+	perRun := [][]int{nil, nil}
+	var pr []periodicRun
+	for i, start := range []int64{0, 10000} {
+		var on []int
+		for k := int64(0); k < 10; k++ {
+			on = append(on, add(start+300+600*k))
+		}
+		perRun[i] = on
+		pr = append(pr, periodicRun{run: runs[i], bursts: on, interval: 600})
+	}
+	cases := []struct {
+		name  string
+		lenS  int64
+		at    []int64
+		count bool
+	}{
+		{"a restart with one foreign burst of the kind", 6000, []int64{1000}, false},
+		{"a restart with three where the pattern puts ten", 6000, []int64{1000, 2500, 4000}, false},
+		{"five bursts without the rhythm", 6000, []int64{100, 900, 1200, 3000, 5000}, true},
+		{"a short run with two", 1200, []int64{100, 700}, true},
+		{"a short run with one", 1200, []int64{100}, false},
+	}
+	in := func(int) bool { return true }
+	for i, c := range cases {
+		start := int64(100000 * (i + 1))
+		var times []int
+		for _, a := range c.at {
+			times = append(times, add(start+a))
+		}
+		rs := append(append([]Run{}, runs...), run("x", start, c.lenS))
+		pb := append(append([][]int{}, perRun...), times)
+		want := 2
+		if c.count {
+			want = 3
+		}
+		if got := against(bursts, rs, pb, in, pr); got != want {
+			t.Errorf("%s: %d runs bear on the pattern, want %d", c.name, got, want)
+		}
+	}
+}
