@@ -117,9 +117,7 @@ func TestAgainst(t *testing.T) {
 		bursts = append(bursts, Burst{StartNS: atS * s, EndNS: (atS + 30) * s, Bytes: 1e11})
 		return len(bursts) - 1
 	}
-	run := func(id string, start, lenS int64) Run {
-		return Run{ID: id, StartNS: start * s, EndNS: (start + lenS) * s}
-	}
+	run := func(id string, start, lenS int64) Run { return Run{ID: id, StartNS: start * s, EndNS: (start + lenS) * s} }
 	// Two periodic runs, every 600 s over 6,000 s.
 	runs := []Run{run("p1", 0, 6000), run("p2", 10000, 6000)}
 	perRun := [][]int{nil, nil}
