@@ -249,6 +249,7 @@ func classifyApp(key appKey, runs []Run, bursts []Burst, stepNS int64, o Options
 // the periodic runs.
 func clusterSupport(bursts []Burst, runs []Run, perRun [][]int, in func(b int) bool) (float64, float64, []periodicRun) {
 	var pr []periodicRun
+	shown := 0
 	var few [][]int // runs with two or three bursts of the cluster, not periodic on their own
 	var fewRuns []Run
 	for i, r := range runs {
@@ -257,6 +258,9 @@ func clusterSupport(bursts []Burst, runs []Run, perRun [][]int, in func(b int) b
 			if in(b) {
 				times = append(times, b)
 			}
+		}
+		if len(times) > 0 {
+			shown++
 		}
 		if ok, iv, on := periodic(bursts, times, r); ok {
 			pr = append(pr, periodicRun{run: r, bursts: on, interval: iv})
@@ -270,19 +274,18 @@ func clusterSupport(bursts []Burst, runs []Run, perRun [][]int, in func(b int) b
 	} else if on := sharedRhythm(bursts, few, fewRuns); len(on) > 0 {
 		pr = append(pr, on...)
 	}
-	// Support is counted among the periodic runs and those that show
-	// the cluster as often as the pattern would (against): a restart
-	// or a test run that did no I/O is no evidence against the
-	// pattern, and counting it would hide an application that often
-	// restarts; on a busy file system such a run still shows a burst
-	// or two of the cluster's kind from other jobs. The periodic runs
-	// must be two or more and at least minShare of all its runs, so
-	// that an application whose bursts fall at random times, periodic
-	// in a few runs by chance and absent from others, is not lifted by
-	// the runs it did nothing in.
+	// Support is counted among the runs that show a burst of the
+	// cluster at all: a restart or a test run that did no I/O is no
+	// evidence against the pattern, and counting it would hide an
+	// application that often restarts. A run with a burst of the
+	// cluster's kind (its own or another job's) and no rhythm still
+	// counts against it, and the periodic runs must be two or more
+	// and at least minShare of all its runs, so that an application whose bursts
+	// fall at random times, periodic in a few runs by chance and
+	// absent from others, is not lifted by the runs it did nothing in.
 	presence := 0.0
 	if len(pr) >= 2 && float64(len(pr)) >= minShare*float64(len(runs)) {
-		presence = float64(len(pr)) / float64(against(bursts, runs, perRun, in, pr))
+		presence = float64(len(pr)) / float64(shown)
 	}
 	vol := 0.0
 	for _, p := range pr {
@@ -291,43 +294,6 @@ func clusterSupport(bursts []Burst, runs []Run, perRun [][]int, in func(b int) b
 		}
 	}
 	return presence, vol, pr
-}
-
-// against counts the runs that bear on a cluster's pattern: the
-// periodic runs pr, and the others that show at least half as many
-// bursts of the cluster as the pattern would put in them (its median
-// interval into the run's length), and two at least. A run that shows
-// one burst of the cluster, or a few where the pattern would put many,
-// did not do the application's I/O (a restart, a run that failed
-// early), and other jobs' bursts of the kind are what it shows.
-func against(bursts []Burst, runs []Run, perRun [][]int, in func(b int) bool, pr []periodicRun) int {
-	ivs := make([]float64, 0, len(pr))
-	periodicRun := map[string]bool{}
-	for _, p := range pr {
-		ivs = append(ivs, p.interval)
-		periodicRun[p.run.ID] = true
-	}
-	iv := median(ivs)
-	n := len(pr)
-	for i, r := range runs {
-		if periodicRun[r.ID] {
-			continue
-		}
-		c := 0
-		for _, b := range perRun[i] {
-			if in(b) {
-				c++
-			}
-		}
-		want := 2.0
-		if iv > 0 {
-			want = max(want, 0.5*float64(r.EndNS-r.StartNS)/1e9/iv)
-		}
-		if float64(c) >= want {
-			n++
-		}
-	}
-	return max(n, 1)
 }
 
 // minShare is the least share of all its runs, with I/O or not, in
