@@ -190,51 +190,14 @@ func classifyApp(key appKey, runs []Run, bursts []Burst, stepNS int64, o Options
 	}
 	bestPresence, bestBytes := -1.0, 0.0
 	var bestPeriodic []periodicRun
-	for c := range nc {
-		var pr []periodicRun
-		shown := 0
-		var few [][]int // runs with two or three bursts of the cluster, not periodic on their own
-		var fewRuns []Run
-		for i, r := range runs {
-			var times []int
-			for _, b := range perRun[i] {
-				if label[b] == c {
-					times = append(times, b)
-				}
-			}
-			if len(times) > 0 {
-				shown++
-			}
-			if ok, iv, on := periodic(bursts, times, r); ok {
-				pr = append(pr, periodicRun{run: r, bursts: on, interval: iv})
-			} else if len(times) >= 2 && len(times) <= 3 {
-				few = append(few, times)
-				fewRuns = append(fewRuns, r)
-			}
-		}
-		pr = append(pr, onRhythm(bursts, pr, few, fewRuns)...)
-		// Support is counted among the runs that show a burst of the
-		// cluster at all: a restart or a test run that did no I/O is no
-		// evidence against the pattern, and counting it would hide an
-		// application that often restarts. A run with a burst of the
-		// cluster's kind (its own or another job's) and no rhythm still
-		// counts against it, and the periodic runs must be two or more
-		// and at least minShare of all its runs, so that an application whose bursts
-		// fall at random times, periodic in a few runs by chance and
-		// absent from others, is not lifted by the runs it did nothing in.
-		presence := 0.0
-		if len(pr) >= 2 && float64(len(pr)) >= minShare*float64(len(runs)) {
-			presence = float64(len(pr)) / float64(shown)
-		}
-		vol := 0.0
-		for _, p := range pr {
-			for _, b := range p.bursts {
-				vol += bursts[b].Bytes
-			}
-		}
+	try := func(in func(b int) bool) {
+		presence, vol, pr := clusterSupport(bursts, runs, perRun, in)
 		if presence > bestPresence || presence == bestPresence && vol > bestBytes {
 			bestPresence, bestBytes, bestPeriodic = presence, vol, pr
 		}
+	}
+	for c := range nc {
+		try(func(b int) bool { return label[b] == c })
 	}
 	a.Presence = round3(bestPresence)
 	a.Periodic = len(bestPeriodic)
@@ -277,6 +240,60 @@ func classifyApp(key appKey, runs []Run, bursts []Burst, stepNS int64, o Options
 		a.Reason = fmt.Sprintf("recurring pattern in %d of %d runs", len(bestPeriodic), len(runs))
 	}
 	return a
+}
+
+// clusterSupport counts the runs in which the bursts in (a cluster)
+// recur: it returns the presence (the periodic runs over the runs that
+// show a burst of the cluster, 0 unless they are two or more and
+// minShare of all runs), the periodic runs' bytes in the cluster, and
+// the periodic runs.
+func clusterSupport(bursts []Burst, runs []Run, perRun [][]int, in func(b int) bool) (float64, float64, []periodicRun) {
+	var pr []periodicRun
+	shown := 0
+	var few [][]int // runs with two or three bursts of the cluster, not periodic on their own
+	var fewRuns []Run
+	for i, r := range runs {
+		var times []int
+		for _, b := range perRun[i] {
+			if in(b) {
+				times = append(times, b)
+			}
+		}
+		if len(times) > 0 {
+			shown++
+		}
+		if ok, iv, on := periodic(bursts, times, r); ok {
+			pr = append(pr, periodicRun{run: r, bursts: on, interval: iv})
+		} else if len(times) >= 2 && len(times) <= 3 {
+			few = append(few, times)
+			fewRuns = append(fewRuns, r)
+		}
+	}
+	if len(pr) >= 2 {
+		pr = append(pr, onRhythm(bursts, pr, few, fewRuns)...)
+	} else if on := sharedRhythm(bursts, few, fewRuns); len(on) > 0 {
+		pr = append(pr, on...)
+	}
+	// Support is counted among the runs that show a burst of the
+	// cluster at all: a restart or a test run that did no I/O is no
+	// evidence against the pattern, and counting it would hide an
+	// application that often restarts. A run with a burst of the
+	// cluster's kind (its own or another job's) and no rhythm still
+	// counts against it, and the periodic runs must be two or more
+	// and at least minShare of all its runs, so that an application whose bursts
+	// fall at random times, periodic in a few runs by chance and
+	// absent from others, is not lifted by the runs it did nothing in.
+	presence := 0.0
+	if len(pr) >= 2 && float64(len(pr)) >= minShare*float64(len(runs)) {
+		presence = float64(len(pr)) / float64(shown)
+	}
+	vol := 0.0
+	for _, p := range pr {
+		for _, b := range p.bursts {
+			vol += bursts[b].Bytes
+		}
+	}
+	return presence, vol, pr
 }
 
 // minShare is the least share of all its runs, with I/O or not, in
@@ -454,7 +471,46 @@ func onRhythm(bursts []Burst, pr []periodicRun, few [][]int, fewRuns []Run) []pe
 	for _, p := range pr {
 		phases = append(phases, math.Mod(float64(bursts[p.bursts[0]].StartNS-p.run.StartNS)/1e9, iv))
 	}
-	phase := median(phases)
+	return onRhythmAt(bursts, iv, median(phases), few, fewRuns)
+}
+
+// sharedRhythm is onRhythm for an application none of whose runs is
+// periodic on its own, as an hourly checkpointer whose runs show two or
+// three bursts each: every two bursts of one run a step apart, of the
+// same bytes, propose an interval and a phase, and the proposal most of
+// the runs keep (onRhythmAt) wins when minRhythmRuns runs or more keep
+// it. One run's pair is a coincidence; the same interval at the same
+// phase from the start in three runs is the application's.
+func sharedRhythm(bursts []Burst, few [][]int, fewRuns []Run) []periodicRun {
+	var best []periodicRun
+	for f, times := range few {
+		r := fewRuns[f]
+		for a := 0; a+1 < len(times); a++ {
+			x, y := bursts[times[a]], bursts[times[a+1]]
+			iv := float64(y.StartNS-x.StartNS) / 1e9
+			if !(iv > 0) || math.Abs(math.Log(y.Bytes/x.Bytes)) > chainBytes {
+				continue
+			}
+			on := onRhythmAt(bursts, iv, math.Mod(float64(x.StartNS-r.StartNS)/1e9, iv), few, fewRuns)
+			if len(on) > len(best) {
+				best = on
+			}
+		}
+	}
+	if len(best) < minRhythmRuns {
+		return nil
+	}
+	return best
+}
+
+// minRhythmRuns is how many runs must keep a rhythm that no run shows
+// on its own.
+const minRhythmRuns = 3
+
+// onRhythmAt returns the runs among few whose bursts keep the rhythm of
+// interval iv (s) at phase (s from the run's start), as onRhythm
+// describes.
+func onRhythmAt(bursts []Burst, iv, phase float64, few [][]int, fewRuns []Run) []periodicRun {
 	var out []periodicRun
 	for f, times := range few {
 		r := fewRuns[f]

@@ -55,3 +55,52 @@ func TestOnRhythm(t *testing.T) {
 		}
 	}
 }
+
+// TestSharedRhythm proves how runs none of which is periodic on its own
+// (two or three bursts each, as an hourly checkpointer's) support an
+// application: when three runs or more keep one interval at one phase
+// from their starts, with the same bytes, they are its periodic runs;
+// two such runs, runs whose pairs keep different intervals or phases,
+// and pairs of different bytes are not.
+func TestSharedRhythm(t *testing.T) {
+	const s = int64(1e9)
+	type run struct {
+		at    []int64
+		bytes []float64
+	}
+	cases := []struct {
+		name string
+		runs []run
+		want int
+	}{
+		{"three runs at one rhythm", []run{{[]int64{300, 3900}, []float64{1e11, 1e11}}, {[]int64{320, 3950, 7480}, []float64{1e11, 1.05e11, 1e11}},
+			{[]int64{290, 7500}, []float64{1e11, 1e11}}}, 3},
+		{"three runs, a foreign burst in one", []run{{[]int64{300, 3900}, []float64{1e11, 1e11}}, {[]int64{300, 2000, 3900}, []float64{1e11, 1e11, 1e11}},
+			{[]int64{310, 3920}, []float64{1e11, 1e11}}}, 3},
+		{"two runs only", []run{{[]int64{300, 3900}, []float64{1e11, 1e11}}, {[]int64{320, 3950}, []float64{1e11, 1e11}}}, 0},
+		{"other phases", []run{{[]int64{300, 3900}, []float64{1e11, 1e11}}, {[]int64{1500, 5100}, []float64{1e11, 1e11}},
+			{[]int64{2600, 6200}, []float64{1e11, 1e11}}}, 0},
+		{"other intervals", []run{{[]int64{300, 3900}, []float64{1e11, 1e11}}, {[]int64{300, 2800}, []float64{1e11, 1e11}},
+			{[]int64{300, 5200}, []float64{1e11, 1e11}}}, 0},
+		{"other bytes", []run{{[]int64{300, 3900}, []float64{1e11, 1.5e11}}, {[]int64{320, 3950}, []float64{1e11, 1.5e11}},
+			{[]int64{290, 3880}, []float64{1.5e11, 1e11}}}, 0},
+	}
+	for _, c := range cases {
+		var bursts []Burst
+		var few [][]int
+		var runs []Run
+		for i, r := range c.runs {
+			start := int64(i) * 20000
+			var times []int
+			for k, a := range r.at {
+				bursts = append(bursts, Burst{StartNS: (start + a) * s, EndNS: (start + a + 60) * s, Bytes: r.bytes[k]})
+				times = append(times, len(bursts)-1)
+			}
+			few = append(few, times)
+			runs = append(runs, Run{StartNS: start * s, EndNS: (start + 9000) * s})
+		}
+		if got := sharedRhythm(bursts, few, runs); len(got) != c.want {
+			t.Errorf("%s: %d periodic runs, want %d", c.name, len(got), c.want)
+		}
+	}
+}

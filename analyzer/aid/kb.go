@@ -86,6 +86,9 @@ type Burst struct {
 	// their own baselines on those OSTs only.
 	OSTs    int     `json:"osts"`
 	Refined float64 `json:"refined"`
+	// PerOST: the burst was found OST by OST (too small for the
+	// aggregate), as the group of OSTs it started and ended on together.
+	PerOST bool `json:"per_ost,omitempty"`
 }
 
 // Run is one job of the job log.

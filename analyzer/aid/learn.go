@@ -355,6 +355,7 @@ func (l *learner) detectDay(p *dayWork, final bool) error {
 	for k := range bursts {
 		footprint(&bursts[k], p.rates)
 	}
+	bursts = mergeOSTGroups(bursts, ostGroups(p.rates, p.day.UnixNano(), p.day.AddDate(0, 0, 1).UnixNano(), l.opts))
 	i := l.dayIndex(p.day.Format(time.DateOnly))
 	l.st.Days[i].Bursts = bursts
 	l.st.Days[i].Final = final

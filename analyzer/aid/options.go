@@ -21,6 +21,10 @@ type Options struct {
 	// larger of the two applies).
 	MinPeak float64 `json:"min_peak"`
 	NoiseK  float64 `json:"noise_k"`
+	// OSTMinPeak is the least rate above one OST's own baseline a burst
+	// found OST by OST must reach (with NoiseK times that OST's noise);
+	// -1 turns the per-OST detection off.
+	OSTMinPeak float64 `json:"ost_min_peak,omitempty"`
 	// MinPts and Xi are OPTICS's neighbourhood size and ξ steepness.
 	MinPts int     `json:"min_pts"`
 	Xi     float64 `json:"xi"`
@@ -49,7 +53,7 @@ type Options struct {
 // presence, 5 intervals for the scope check, 5 samples of support) and
 // the ones measured on the simulated center otherwise.
 func DefaultOptions() Options {
-	return Options{Detector: "gaussian", Sigma: 1, MinPeak: 1e9, NoiseK: 8, MinPts: 5, Xi: 0.05, Resolution: 0.03, MaxPoints: 4000,
+	return Options{Detector: "gaussian", Sigma: 1, MinPeak: 1e9, NoiseK: 8, OSTMinPeak: 1e7, MinPts: 5, Xi: 0.05, Resolution: 0.03, MaxPoints: 4000,
 		Presence: 0.6, ScopeIntervals: 5, ScopeMax: 0.5, MinSupport: 5}
 }
 
@@ -61,6 +65,8 @@ func (o Options) check() error {
 		return errors.New("sigma must be in [0, 100] samples")
 	case o.MinPeak < 0 || o.NoiseK < 0:
 		return errors.New("min_peak and noise_k must not be negative")
+	case o.OSTMinPeak < 0 && o.OSTMinPeak != -1:
+		return errors.New("ost_min_peak must not be negative (-1: no per-OST detection)")
 	case o.MinPts < 0 || o.MinPts == 1 || o.MaxPoints < 0:
 		return errors.New("min_pts must be at least 2, max_points not negative")
 	case o.Resolution < 0 || o.Resolution > 10:
@@ -89,6 +95,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.NoiseK == 0 {
 		o.NoiseK = d.NoiseK
+	}
+	if o.OSTMinPeak == 0 {
+		o.OSTMinPeak = d.OSTMinPeak
 	}
 	if o.MinPts == 0 {
 		o.MinPts = d.MinPts

@@ -602,3 +602,50 @@ func lengthSpread(samples []Sample, o Options) float64 {
 	}
 	return (quantile(l, 0.75) - quantile(l, 0.25)) / median(l)
 }
+
+// supportedShare is the share of a signature's bytes in bursts that most
+// of the runs show: each run's bursts (cut as extractAligned cuts them)
+// are matched to the signature's, scaled to its length, as the first
+// matching of extractAligned matches them to the anchor's. A burst that
+// only one run's foreign job put there finds no match in most runs.
+func supportedShare(sig *Signature, samples []Sample, o Options) float64 {
+	if sig == nil || len(sig.Bursts) == 0 || len(sig.Write) == 0 {
+		return 0
+	}
+	o.Trim = false
+	p, err := preprocess(samples, o)
+	if err != nil || len(p.t) == 0 {
+		return 0
+	}
+	ds := make([]detrended, len(p.t))
+	for i, t := range p.t {
+		ds[i] = detrend(t, p.stepS)
+	}
+	thr := segmentThreshold(ds)
+	ref := make([]segment, len(sig.Bursts))
+	total := 0.0
+	for k, b := range sig.Bursts {
+		v := b.WriteBytes + b.ReadBytes
+		ref[k] = segment{lo: int(b.StartS / sig.StepS), hi: max(int(b.StartS/sig.StepS)+1, int(math.Ceil(b.EndS/sig.StepS))), vol: v}
+		total += v
+	}
+	shown := make([]int, len(ref))
+	for i := range p.t {
+		f := float64(len(sig.Write)) / float64(len(p.t[i]))
+		for k, j := range matchSegments(ref, findSegments(ds[i], thr, p.stepS), f, 4, driftShare, runVolumeRatio, 4*maxVolumeRatio) {
+			if j >= 0 {
+				shown[k]++
+			}
+		}
+	}
+	if !(total > 0) {
+		return 0
+	}
+	sup := 0.0
+	for k, c := range shown {
+		if 2*c > len(p.t) {
+			sup += ref[k].vol
+		}
+	}
+	return sup / total
+}

@@ -68,3 +68,55 @@ func TestAlignedTimeLineAndShape(t *testing.T) {
 		}
 	}
 }
+
+// TestSupportedShare proves the measure Extract chooses between its two
+// signatures by: a signature whose bursts every run shows has all its
+// bytes supported, and one that adds a burst no run shows (another
+// job's, kept by one run) loses that burst's share, as does one whose
+// burst is where the runs have none.
+func TestSupportedShare(t *testing.T) {
+	const step, vol, rate = 5.0, 4e11, 4e9
+	starts := []float64{500, 1500, 2500}
+	rng := rand.New(rand.NewPCG(3, 3))
+	var samples []Sample
+	for i := range 7 {
+		n := int(3200 * (1 + 0.01*float64(i)) / step)
+		w, r := make([]float64, n), make([]float64, n)
+		for k := range w {
+			w[k] = 2e8 + 2e7*rng.Float64()
+			r[k] = 1e8 + 1e7*rng.Float64()
+		}
+		for _, at := range starts {
+			for q := at * (1 + 0.01*float64(i)); q < at*(1+0.01*float64(i))+vol/rate; q += step {
+				w[int(q/step)] += rate
+			}
+		}
+		samples = append(samples, Sample{JobID: fmt.Sprint("run", i), StepS: step, Write: w, Read: r})
+	}
+	sig := func(at ...float64) *Signature {
+		s := &Signature{StepS: step, Write: make([]float64, int(3200/step)), Read: make([]float64, int(3200/step))}
+		for _, a := range at {
+			s.Bursts = append(s.Bursts, Burst{StartS: a, EndS: a + vol/rate, WriteBytes: vol})
+			for q := a; q < a+vol/rate; q += step {
+				s.Write[int(q/step)] += rate
+			}
+		}
+		return s
+	}
+	o := Default()
+	cases := []struct {
+		name string
+		sig  *Signature
+		want float64
+	}{
+		{"the runs' bursts", sig(starts...), 1},
+		{"a fourth burst no run shows", sig(500, 1500, 2000, 2500), 0.75},
+		{"one burst misplaced", sig(500, 1000, 2500), 2.0 / 3},
+		{"no bursts", &Signature{StepS: step, Write: make([]float64, 10), Read: make([]float64, 10)}, 0},
+	}
+	for _, c := range cases {
+		if got := supportedShare(c.sig, samples, o); math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("%s: supported share %.3f, want %.3f", c.name, got, c.want)
+		}
+	}
+}

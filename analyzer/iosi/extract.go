@@ -33,12 +33,22 @@ func Extract(samples []Sample, o Options) (*Signature, error) {
 		return extractAligned(samples, o)
 	}
 	sig, err := extractWavelet(samples, o)
-	if err != nil || !(o.ChooseSpread > 0 && spread > o.ChooseSpread) {
+	if err != nil || !(o.ChooseSpread > 0) {
 		return sig, err
 	}
-	// Both ways, and the one that explains the runs better.
+	// Both ways. A signature with bytes in bursts most runs do not show
+	// (another job's burst the wavelet kept) loses against one without,
+	// whatever the spread; otherwise, where the runs spread, the one
+	// that explains the runs better.
 	al, err := extractAligned(samples, o)
 	if err != nil {
+		return sig, nil
+	}
+	sw, sa := supportedShare(sig, samples, o), supportedShare(al, samples, o)
+	switch {
+	case sa > sw+supportMargin:
+		return al, nil
+	case sw > sa+supportMargin || spread <= o.ChooseSpread:
 		return sig, nil
 	}
 	if consistency(al, samples, o) > consistency(sig, samples, o) {
@@ -46,6 +56,10 @@ func Extract(samples []Sample, o Options) (*Signature, error) {
 	}
 	return sig, nil
 }
+
+// supportMargin is how much larger one signature's share of bytes in
+// bursts most runs show must be for it to be chosen on that ground.
+const supportMargin = 0.05
 
 // consistency is how well a signature explains the runs it came from:
 // the median over the runs left after preprocessing (each at its own

@@ -152,10 +152,15 @@ type Options struct {
 	OneMatch, AnchorTimeline bool
 	// ChooseSpread extracts a signature both ways (the wavelet and
 	// CLIQUE, and burst-by-burst alignment) for an application whose
-	// runs' lengths spread by more than this, but not by AlignSpread,
-	// and keeps the one more consistent with the runs: the median over
-	// runs of the largest normalised cross-correlation of the run with
-	// the signature stretched to its length, at lags within 5% (0: off).
+	// runs' lengths spread by no more than AlignSpread. The one with the
+	// larger share of its bytes in bursts most runs show is kept when
+	// the shares differ by more than 5 points (the wavelet's signature
+	// may keep another job's burst); otherwise the wavelet's, unless the
+	// runs spread by more than ChooseSpread, where the one more
+	// consistent with the runs is kept: the median over runs of the
+	// largest normalised cross-correlation of the run with the
+	// signature stretched to its length, at lags within 5% (0: off, the
+	// wavelet's always).
 	ChooseSpread float64
 	// AlignSpread turns BurstAlign on for an application whose runs'
 	// lengths spread by more than this (interquartile range over median,

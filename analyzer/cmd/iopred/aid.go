@@ -96,6 +96,7 @@ func aidLearn(args []string, stdout, stderr io.Writer) error {
 	fs.Float64Var(&o.Sigma, "sigma", d.Sigma, "width of the Gaussian low-pass, in samples")
 	fs.Float64Var(&o.MinPeak, "min-peak", d.MinPeak, "least rate above the baseline a burst reaches, bytes/s")
 	fs.Float64Var(&o.NoiseK, "noise-k", d.NoiseK, "least rate above the baseline a burst reaches, in noise widths")
+	fs.Float64Var(&o.OSTMinPeak, "ost-min-peak", d.OSTMinPeak, "least rate above one OST's own baseline a burst found OST by OST reaches, bytes/s (-1: no per-OST detection)")
 	fs.IntVar(&o.MinPts, "min-pts", d.MinPts, "OPTICS neighbourhood size")
 	fs.Float64Var(&o.Xi, "xi", d.Xi, "OPTICS xi steepness")
 	fs.Float64Var(&o.Resolution, "resolution", d.Resolution, "distance in (log10 peak, log10 bytes) under which bursts are equally close")
