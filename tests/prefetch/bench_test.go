@@ -127,6 +127,9 @@ func BenchmarkPrefetchTable(b *testing.B) {
 					b.Fatalf("first run: %+v", res)
 				}
 			}},
+		{name: "fio strided read in a forked job (rw=read:960k, 64 KiB, psync, thinktime 100 us)", files: []string{data},
+			cmd: simple(fio, "--name=strided", "--filename="+data, "--rw=read:960k", "--bs=64k", "--size=512m",
+				"--io_size=32m", "--ioengine=psync", "--thinktime=100", "--output-format=terse")},
 		{name: "fio randread (64 KiB, psync, --thread)", files: []string{data},
 			cmd: simple(fio, "--name=rand", "--filename="+data, "--rw=randread", "--bs=64k", "--size=512m",
 				"--io_size=32m", "--ioengine=psync", "--thread", "--randrepeat=1", "--output-format=terse")},
