@@ -21,7 +21,8 @@
  * disk, 60 to 280 us while other work loads it, where a cold read costs
  * 110 us and more), so the reading thread only queues the ranges, and one
  * background thread of the library (started at the first prefetch,
- * signals blocked) makes the calls; it is woken only when it sleeps. When
+ * signals blocked) makes the calls; a sleeping thread is woken when 4
+ * ranges wait or one is for the next 2 reads (PF_BATCH). When
  * that thread gets no CPU in time (a loaded machine) and a queued range
  * has waited 300 us, the reading thread issues the oldest one itself, at
  * most one per read (help()).
@@ -338,21 +339,23 @@ static void pf_start(void) {
   pthread_attr_destroy(&attr);
 }
 
-/* enqueue hands a range to the thread; 0 when the queue is full, or when
- * its lock stays taken (the thread holding it was preempted): the reading
- * thread never waits for a prefetch. */
+/* enqueue hands a range to the thread and returns how many wait in the
+ * queue with it; 0 when the queue is full, or when its lock stays taken
+ * (the thread holding it was preempted): the reading thread never waits
+ * for a prefetch. */
 static int enqueue(int fd, int64_t lo, int64_t hi, int64_t now) {
   for (int spins = 0; atomic_exchange_explicit(&q_lock, 1, memory_order_acquire); spins++) {
     if (spins == 64) return 0;
     __builtin_ia32_pause();
   }
-  int ok = q_head - q_tail < PF_QUEUE;
-  if (ok) {
+  int n = 0;
+  if (q_head - q_tail < PF_QUEUE) {
     queue[q_head & (PF_QUEUE - 1)] = (struct pf_req){fd, lo, hi, now};
     q_head++;
+    n = (int)(q_head - q_tail);
   }
   atomic_store_explicit(&q_lock, 0, memory_order_release);
-  return ok;
+  return n;
 }
 
 /* help issues the oldest queued range on the reading thread when it has
@@ -373,6 +376,16 @@ static void help(int64_t now) {
   atomic_store_explicit(&q_lock, 0, memory_order_release);
   if (have) fadvise_willneed(r.fd, r.lo, r.hi);
 }
+
+/* A sleeping thread is woken when PF_BATCH ranges wait, or when a range
+ * is for one of the next PF_URGENT reads (a stream's start, a window that
+ * grew): a stream that follows its prediction queues one range a read,
+ * the farthest, and one wake-up (a futex call here, a context switch
+ * there) then serves PF_BATCH reads instead of one. The ranges that wait
+ * are still PF_START_DEPTH - PF_BATCH reads ahead or more; the help path
+ * issues any left waiting 300 us. */
+#define PF_BATCH 4
+#define PF_URGENT 2
 
 /* kick wakes the thread if it sleeps. */
 static void kick(void) {
@@ -586,7 +599,7 @@ IOP_HIDDEN void iop_pf_read(struct iop_pf **slot, int fd, uint32_t file, int64_t
     p->predicted = p->nr > 0;
   }
   /* The new ranges go to the queue. */
-  int nout = 0;
+  int nout = 0, wake = 0;
   for (int i = first; i < k; i++) {
     int64_t lo = offs[i], hi = offs[i] + sizes[i];
     if (lo < 0 || sizes[i] <= 0) continue;
@@ -602,7 +615,8 @@ IOP_HIDDEN void iop_pf_read(struct iop_pf **slot, int fd, uint32_t file, int64_t
       count(IOP_PF_CAPPED, 1);
       break;
     }
-    if (!enqueue(fd, lo, hi, end_ns)) {
+    int queued = enqueue(fd, lo, hi, end_ns);
+    if (!queued) {
       atomic_fetch_sub(&pf_outstanding, hi - lo);
       count(IOP_PF_CAPPED, 1);
       break;
@@ -613,10 +627,11 @@ IOP_HIDDEN void iop_pf_read(struct iop_pf **slot, int fd, uint32_t file, int64_t
     p->outstanding += hi - lo;
     count(IOP_PF_PREFETCHED, (uint64_t)(hi - lo));
     nout++;
+    if (queued >= PF_BATCH || i < PF_URGENT) wake = 1;
   }
   int cold = p->cold;
   atomic_store_explicit(&p->busy, 0, memory_order_release);
-  if (nout) kick();
+  if (wake) kick();
   if (k > 0 && cold) help(end_ns);
 }
 

@@ -52,6 +52,8 @@ func libEnv(b *testing.B, m mode, dir string) []string {
 		return []string{"LD_PRELOAD=" + testenv.Library(b), "IOPRED_DIR=" + dir}
 	case tracedOn:
 		return []string{"LD_PRELOAD=" + testenv.Library(b), "IOPRED_DIR=" + dir, "IOPRED_PREFETCH=1"}
+	case baselineOn:
+		return []string{"LD_PRELOAD=" + os.Getenv("IOPRED_PREFETCH_BENCH_BASELINE"), "IOPRED_DIR=" + dir, "IOPRED_PREFETCH=1"}
 	}
 	return nil
 }
@@ -63,10 +65,21 @@ func libEnv(b *testing.B, m mode, dir string) []string {
 // whole-process times, the reads covered and the bytes wasted:
 //
 //	nice go test -run '^$' -bench PrefetchTable -benchtime 1x ./tests/prefetch
+//
+// IOPRED_PREFETCH_BENCH_BASELINE=/path/to/libiopred.so adds a fourth mode
+// to each repetition, prefetching on under that build of the library (an
+// earlier commit's), so that a change is judged side by side in one run.
 func BenchmarkPrefetchTable(b *testing.B) {
 	reps := 5
 	if v, err := strconv.Atoi(os.Getenv("IOPRED_PREFETCH_BENCH_REPS")); err == nil && v > 0 {
 		reps = v
+	}
+	modes := []mode{plain, tracedOff, tracedOn}
+	if base := os.Getenv("IOPRED_PREFETCH_BENCH_BASELINE"); base != "" {
+		if _, err := os.Stat(base); err != nil {
+			b.Fatalf("IOPRED_PREFETCH_BENCH_BASELINE: %v", err)
+		}
+		modes = append(modes, baselineOn)
 	}
 	dir := diskDir(b)
 	data := randomFile(b, dir, "data", 512*mib)
@@ -136,8 +149,8 @@ func BenchmarkPrefetchTable(b *testing.B) {
 	}
 
 	type row struct {
-		times [3][]time.Duration
-		loops [3][]float64 // the program's own loop time ("time S" on stderr), when it prints one
+		times [4][]time.Duration
+		loops [4][]float64 // the program's own loop time ("time S" on stderr), when it prints one
 		pf    tracefmt.Prefetch
 	}
 	rows := make([]row, len(workloads))
@@ -148,8 +161,8 @@ func BenchmarkPrefetchTable(b *testing.B) {
 		for r := 0; r < reps; r++ {
 			// The order turns each repetition, so that what a run leaves
 			// behind (write-back, other work's phases) falls on every mode.
-			order := []mode{plain, tracedOff, tracedOn}
-			for k := 0; k < r%3; k++ {
+			order := append([]mode(nil), modes...)
+			for k := 0; k < r%len(modes); k++ {
 				order = append(order[1:], order[0])
 			}
 			for _, m := range order {
@@ -193,10 +206,14 @@ func BenchmarkPrefetchTable(b *testing.B) {
 		return out
 	}
 	var out strings.Builder
-	fmt.Fprintf(&out, "\nprefetching, cold cache, %d repetitions, in each the three modes one after another (the order turning); times are medians,\n", reps)
+	fmt.Fprintf(&out, "\nprefetching, cold cache, %d repetitions, in each the %d modes one after another (the order turning); times are medians,\n", reps, len(modes))
 	fmt.Fprintf(&out, "changes the median of each repetition's ratio; \"loop\" is the program's own timer around its read loop:\n")
 	tw := tabwriter.NewWriter(&out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "workload\tLinux read-ahead only (no iopred)\tiopred, prefetch off\tiopred, prefetch on\ton vs off\ton vs read-ahead only\tloop: on vs off\treads covered\tprefetched\twasted")
+	baseHead := ""
+	if len(modes) == 4 {
+		baseHead = "\tbaseline library, prefetch on\ton vs baseline on"
+	}
+	fmt.Fprintln(tw, "workload\tLinux read-ahead only (no iopred)\tiopred, prefetch off\tiopred, prefetch on\ton vs off\ton vs read-ahead only\tloop: on vs off\treads covered\tprefetched\twasted"+baseHead)
 	var allPrefetched, allWasted uint64
 	for i, w := range workloads {
 		r := rows[i]
@@ -215,8 +232,13 @@ func BenchmarkPrefetchTable(b *testing.B) {
 		}
 		allPrefetched += r.pf.PrefetchedBytes
 		allWasted += r.pf.WastedBytes
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f MiB\t%s\n", w.name, ms(median(plainS)), ms(median(offS)), ms(median(onS)),
-			change(onS, offS), change(onS, plainS), loop, covered, float64(r.pf.PrefetchedBytes)/float64(reps)/float64(mib), wasted)
+		base := ""
+		if len(modes) == 4 {
+			baseS := seconds(r.times[baselineOn])
+			base = fmt.Sprintf("\t%s\t%s", ms(median(baseS)), change(onS, baseS))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f MiB\t%s%s\n", w.name, ms(median(plainS)), ms(median(offS)), ms(median(onS)),
+			change(onS, offS), change(onS, plainS), loop, covered, float64(r.pf.PrefetchedBytes)/float64(reps)/float64(mib), wasted, base)
 		b.ReportMetric(median(ratios(onS, offS)), fmt.Sprintf("on/off-%d", i))
 	}
 	tw.Flush()
