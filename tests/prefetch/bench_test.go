@@ -151,7 +151,12 @@ func BenchmarkPrefetchTable(b *testing.B) {
 	type row struct {
 		times [4][]time.Duration
 		loops [4][]float64 // the program's own loop time ("time S" on stderr), when it prints one
-		pf    tracefmt.Prefetch
+		// blocked is the loop's time blocked (not on a CPU nor waiting
+		// for one: waiting for the disk), when the program prints it
+		// ("blocked S", strided.c); CPU taken by other work on the
+		// machine does not move it.
+		blocked [4][]float64
+		pf      tracefmt.Prefetch
 	}
 	rows := make([]row, len(workloads))
 	for i, w := range workloads {
@@ -183,6 +188,9 @@ func BenchmarkPrefetchTable(b *testing.B) {
 				if loop, ok := loopTime(res.Stderr); ok {
 					rows[i].loops[m] = append(rows[i].loops[m], loop)
 				}
+				if bl, ok := stderrSeconds(res.Stderr, "blocked "); ok {
+					rows[i].blocked[m] = append(rows[i].blocked[m], bl)
+				}
 				if m == tracedOn {
 					p := sum(footers(b, traces))
 					balanced(b, p)
@@ -209,11 +217,12 @@ func BenchmarkPrefetchTable(b *testing.B) {
 	fmt.Fprintf(&out, "\nprefetching, cold cache, %d repetitions, in each the %d modes one after another (the order turning); times are medians,\n", reps, len(modes))
 	fmt.Fprintf(&out, "changes the median of each repetition's ratio; \"loop\" is the program's own timer around its read loop:\n")
 	tw := tabwriter.NewWriter(&out, 0, 0, 2, ' ', 0)
-	baseHead := ""
+	blockedHead, baseHead := "loop blocked: read-ahead only, off, on", ""
 	if len(modes) == 4 {
+		blockedHead += ", baseline on"
 		baseHead = "\tbaseline library, prefetch on\ton vs baseline on"
 	}
-	fmt.Fprintln(tw, "workload\tLinux read-ahead only (no iopred)\tiopred, prefetch off\tiopred, prefetch on\ton vs off\ton vs read-ahead only\tloop: on vs off\treads covered\tprefetched\twasted"+baseHead)
+	fmt.Fprintln(tw, "workload\tLinux read-ahead only (no iopred)\tiopred, prefetch off\tiopred, prefetch on\ton vs off\ton vs read-ahead only\tloop: on vs off\t"+blockedHead+"\treads covered\tprefetched\twasted"+baseHead)
 	var allPrefetched, allWasted uint64
 	for i, w := range workloads {
 		r := rows[i]
@@ -232,13 +241,21 @@ func BenchmarkPrefetchTable(b *testing.B) {
 		}
 		allPrefetched += r.pf.PrefetchedBytes
 		allWasted += r.pf.WastedBytes
+		blocked := "-"
+		if len(r.blocked[tracedOn]) == reps && len(r.blocked[tracedOff]) == reps && len(r.blocked[plain]) == reps {
+			var parts []string
+			for _, m := range modes {
+				parts = append(parts, fmt.Sprintf("%.1f", median(r.blocked[m])*1e3))
+			}
+			blocked = strings.Join(parts, ", ") + " ms"
+		}
 		base := ""
 		if len(modes) == 4 {
 			baseS := seconds(r.times[baselineOn])
 			base = fmt.Sprintf("\t%s\t%s", ms(median(baseS)), change(onS, baseS))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f MiB\t%s%s\n", w.name, ms(median(plainS)), ms(median(offS)), ms(median(onS)),
-			change(onS, offS), change(onS, plainS), loop, covered, float64(r.pf.PrefetchedBytes)/float64(reps)/float64(mib), wasted, base)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f MiB\t%s%s\n", w.name, ms(median(plainS)), ms(median(offS)), ms(median(onS)),
+			change(onS, offS), change(onS, plainS), loop, blocked, covered, float64(r.pf.PrefetchedBytes)/float64(reps)/float64(mib), wasted, base)
 		b.ReportMetric(median(ratios(onS, offS)), fmt.Sprintf("on/off-%d", i))
 	}
 	tw.Flush()
@@ -249,9 +266,13 @@ func BenchmarkPrefetchTable(b *testing.B) {
 }
 
 // loopTime reads the "time S" line the test programs print on stderr.
-func loopTime(stderr string) (float64, bool) {
+func loopTime(stderr string) (float64, bool) { return stderrSeconds(stderr, "time ") }
+
+// stderrSeconds reads the seconds on the stderr line that starts with
+// prefix ("time ", "blocked ").
+func stderrSeconds(stderr, prefix string) (float64, bool) {
 	for _, line := range strings.Split(stderr, "\n") {
-		if rest, ok := strings.CutPrefix(line, "time "); ok {
+		if rest, ok := strings.CutPrefix(line, prefix); ok {
 			f := strings.Fields(rest)
 			if len(f) > 0 {
 				if v, err := strconv.ParseFloat(f[0], 64); err == nil {
