@@ -558,25 +558,28 @@ static void iop_keep_go_threads_out_of_signals(void) {
   }
 }
 
-/* iop_child_after_fork runs first in a child that fork (or _Fork) made.
+/* iop_child_reset runs first in a child that fork (or _Fork) made.
  * The child has one thread and a Go runtime that may be stuck in a lock
  * held by a thread that no longer exists: it must never enter Go. It
  * records into a spill file of its own instead (spill.c), which the Go
  * process it descends from (iop_pid, kept through nested forks) converts
  * once it has ended. */
-static void iop_child_after_fork(void) {
+static void iop_child_reset(int safe) {
   iop_forked = 1;
   iop_tid = 0; /* the forking thread's cached id is the parent's */
   if (iop_state != IOP_ACTIVE) return;
   iop_in = 0;  /* a fork from a signal handler that interrupted iopred */
-  /* A child's counters have no footer to go to (its spill is converted
-   * by the parent), and its detectors are copies of the parent's. */
-  iop_pf_on = 0;
+  /* Prefetching starts afresh in the child, its counters going to its
+   * spill; not after _Fork (safe = 0: prefetch.c says why). */
+  iop_pf_after_fork(safe);
   iop_files_after_fork();
   iop_unwind_after_fork();
   iop_ring_after_fork();
   iop_spill_after_fork(iop_pid);
 }
+
+/* The fork handler: glibc's fork has reset its own locks in the child. */
+static void iop_child_after_fork(void) { iop_child_reset(1); }
 
 __attribute__((constructor(101))) static void iop_init_early(void) {
   iop_pid = getpid();
@@ -679,7 +682,7 @@ IOP_EXPORT pid_t _Fork(void) {
   pid_t r = real();
   int e = errno;
   if (r == 0) {
-    iop_child_after_fork();
+    iop_child_reset(0);
   } else if (r > 0 && iop_state == IOP_ACTIVE) {
     iop_record_proc(IOP_KIND_FORK, r);
   }

@@ -310,7 +310,7 @@ IOP_HIDDEN void iop_post_rw(struct iop_call *c, int fd, int64_t r, int positiona
   /* One test of a word read once at start when prefetching is off. */
   if (IOP_UNLIKELY(iop_pf_on) && r > 0 && c->offset >= 0 && c->ofd && is_read(c->op)) {
     struct iop_ofd *o = c->ofd;
-    if (!o->direct) iop_pf_read(&o->pf, fd, o->file, c->offset, r);
+    if (!o->direct) iop_pf_read(&o->pf, fd, o->file, c->offset, r, c->start_ns, c->end_ns);
   }
   if (positional || r < 0) return;
   struct iop_ofd *o = c->ofd;
@@ -481,7 +481,7 @@ IOP_HIDDEN void iop_post_stream(struct iop_call *c, FILE *fp, int64_t bytes) {
     if (IOP_UNLIKELY(iop_pf_on) && bytes > 0 && c->offset >= 0 && c->ofd &&
         (c->op == IOP_OP_fread || c->op == IOP_OP___fread_chk)) {
       struct iop_ofd *o = c->ofd;
-      if (!o->direct) iop_pf_read(&o->pf, fileno(fp), o->file, c->offset, bytes);
+      if (!o->direct) iop_pf_read(&o->pf, fileno(fp), o->file, c->offset, bytes, c->start_ns, c->end_ns);
     }
   } else if (bytes == -2 && c->offset >= 0) {
     int64_t now = stream_pos(fp);
@@ -603,4 +603,6 @@ IOP_HIDDEN void iop_files_after_fork(void) {
   atomic_store(&ofd_lock, 0);
   atomic_store(&fd_gate, 0);
   atomic_store(&app_fd_calls, 0);
+  for (int i = 0; i < ofd_fresh; i++)
+    if (ofd_pool[i].pf) iop_pf_forget(ofd_pool[i].pf);
 }

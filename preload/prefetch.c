@@ -14,14 +14,29 @@
  *    stride, the runs' starts at an outer stride: tiles, hyperslabs);
  *  - table: the reads that followed this offset in the earlier run, once
  *    the run is being followed (the previous read's successor came true).
- * When confident, the detector asks the kernel for the next few predicted
+ * When confident, the detector asks the kernel for the next predicted
  * reads with posix_fadvise(WILLNEED), which starts the reads: the data is
  * in the page cache when the program asks for it. The call itself is not
- * cheap here (60 to 120 us on this virtual machine's disk, where issuing
- * a request exits to the hypervisor, about what the cold read it saves
- * costs), so the reading thread only queues the ranges, and one
+ * cheap here (13 to 16 us per 64 KiB range on this virtual machine's idle
+ * disk, 60 to 280 us while other work loads it, where a cold read costs
+ * 110 us and more), so the reading thread only queues the ranges, and one
  * background thread of the library (started at the first prefetch,
- * signals blocked) makes the calls; it is woken only when it sleeps.
+ * signals blocked) makes the calls; a sleeping thread is woken when 4
+ * ranges wait or one is for the next 2 reads (PF_BATCH). When
+ * that thread gets no CPU in time (a loaded machine) and a queued range
+ * has waited 300 us, the reading thread issues the oldest one itself, at
+ * most one per read (help()).
+ *
+ * How far ahead: 8 predicted reads at first; a covered read that still
+ * took longer than a read from the page cache (its prefetch arrived
+ * late) doubles the depth, up to 64 (IOPRED_PREFETCH_DEPTH), to 4 ms of
+ * the stream's reads and to a 24th of the predictions in a row that came
+ * true, which bounds what a stream's end wastes; a miss halves it. A
+ * file whose reads come from the page cache (no read slower than that
+ * yet) is not prefetched at all: the calls would buy nothing.
+ *
+ * Forked children prefetch with a thread of their own, their counters in
+ * their spill's header (iop_pf_after_fork); a child of _Fork does not.
  *
  * Safety: fadvise is a hint that never changes what a read returns; errno
  * is saved and restored around it; nothing here waits (a description whose
@@ -54,13 +69,21 @@
 #include "prefetch.h"
 
 IOP_HIDDEN int iop_pf_on;
-static int pf_depth = 8;
+static int pf_depth = 64;
+#define PF_START_DEPTH 8
+/* The depth a stream starts at, and falls back to when it misses. */
+static inline int32_t start_depth(void) { return pf_depth < PF_START_DEPTH ? pf_depth : PF_START_DEPTH; }
 static int64_t pf_file_cap = 64LL << 20;
 static int64_t pf_proc_cap = 256LL << 20;
 static _Atomic int64_t pf_outstanding; /* advised bytes not yet used or written off, all files */
 static _Atomic uint64_t pf_count[IOP_PF_NCOUNTERS];
+/* Where the counters go: pf_count, or in a forked child the header of its
+ * spill, which outlives an _exit (iop_pf_spill_counters). */
+static _Atomic uint64_t *pf_counts = pf_count;
+/* A forked child counts and prefetches only once its spill has a header. */
+static int pf_child;
 
-#define PF_RANGES 32
+#define PF_RANGES 80 /* more than the deepest prediction */
 #define PF_MAX_NEED 64
 #define PF_MIN_SEQ (128 << 10) /* contiguous reads smaller than this are Linux read-ahead's */
 
@@ -93,7 +116,11 @@ struct iop_pf {
   /* what was predicted last: a read there is a hit, elsewhere a miss */
   int64_t expect;
   int32_t last_k; /* predictions made at the last read */
+  int32_t depth;  /* predictions asked for ahead: grows while covered reads still wait */
+  int64_t last_end, period; /* when the last read returned; the time between reads, smoothed */
+  int32_t streak; /* predictions in a row that came true */
   uint8_t predicted, expect_valid;
+  uint8_t cold; /* a read here missed the page cache: prefetching can help */
   int64_t fsize;
   /* advised ranges not yet read, oldest first */
   struct pf_range r[PF_RANGES];
@@ -121,17 +148,17 @@ static long env_long(const char *name, long def, long lo, long hi) {
 IOP_HIDDEN void iop_pf_config(void) {
   iop_pf_on = (int)env_long("IOPRED_PREFETCH", 0, 0, 1);
   if (!iop_pf_on) return;
-  pf_depth = (int)env_long("IOPRED_PREFETCH_DEPTH", 8, 1, 64);
+  pf_depth = (int)env_long("IOPRED_PREFETCH_DEPTH", 64, 1, 64);
   pf_file_cap = (int64_t)env_long("IOPRED_PREFETCH_FILE_MB", 64, 1, 1 << 20) << 20;
   pf_proc_cap = (int64_t)env_long("IOPRED_PREFETCH_PROCESS_MB", 256, 1, 1 << 20) << 20;
 }
 
 IOP_HIDDEN uint64_t iop_pf_counter(int which) {
-  return which >= 0 && which < IOP_PF_NCOUNTERS ? atomic_load(&pf_count[which]) : 0;
+  return which >= 0 && which < IOP_PF_NCOUNTERS ? atomic_load(&pf_counts[which]) : 0;
 }
 
 static inline void count(int which, uint64_t n) {
-  if (n) atomic_fetch_add_explicit(&pf_count[which], n, memory_order_relaxed);
+  if (n) atomic_fetch_add_explicit(&pf_counts[which], n, memory_order_relaxed);
 }
 
 /* ---- the earlier run's tables ---- */
@@ -251,14 +278,14 @@ static void write_off(struct iop_pf *p) {
 /* ---- the thread that calls fadvise ---- */
 
 #define PF_QUEUE 1024 /* a power of two */
-struct pf_req { int fd; int64_t lo, hi; };
+struct pf_req { int fd; int64_t lo, hi, t; };
 static struct pf_req queue[PF_QUEUE];
 static uint64_t q_head, q_tail; /* guarded by q_lock */
 static _Atomic int q_lock;
 static _Atomic uint32_t q_word;   /* bumped when work arrives */
 static _Atomic int q_sleeping;
-static pthread_once_t q_once = PTHREAD_ONCE_INIT;
-static _Atomic int q_started;
+enum { Q_IDLE, Q_STARTING, Q_STARTED, Q_FAILED };
+static _Atomic int q_state; /* of the thread; a forked child starts again from Q_IDLE */
 
 static void fadvise_willneed(int fd, int64_t lo, int64_t hi) {
   int e = errno;
@@ -292,7 +319,11 @@ static void *pf_thread(void *arg) {
   return NULL;
 }
 
+/* pf_start starts the thread; the first reader to get here does it, the
+ * others go on without prefetching meanwhile. */
 static void pf_start(void) {
+  int idle = Q_IDLE;
+  if (!atomic_compare_exchange_strong(&q_state, &idle, Q_STARTING)) return;
   pthread_t t;
   pthread_attr_t attr;
   pthread_attr_init(&attr);
@@ -301,27 +332,60 @@ static void pf_start(void) {
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, &old);
-  if (pthread_create(&t, &attr, pf_thread, NULL) == 0) atomic_store(&q_started, 1);
+  int e = errno;
+  atomic_store(&q_state, pthread_create(&t, &attr, pf_thread, NULL) == 0 ? Q_STARTED : Q_FAILED);
+  errno = e;
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   pthread_attr_destroy(&attr);
 }
 
-/* enqueue hands a range to the thread; 0 when the queue is full, or when
- * its lock stays taken (the thread holding it was preempted): the reading
- * thread never waits for a prefetch. */
-static int enqueue(int fd, int64_t lo, int64_t hi) {
+/* enqueue hands a range to the thread and returns how many wait in the
+ * queue with it; 0 when the queue is full, or when its lock stays taken
+ * (the thread holding it was preempted): the reading thread never waits
+ * for a prefetch. */
+static int enqueue(int fd, int64_t lo, int64_t hi, int64_t now) {
   for (int spins = 0; atomic_exchange_explicit(&q_lock, 1, memory_order_acquire); spins++) {
     if (spins == 64) return 0;
     __builtin_ia32_pause();
   }
-  int ok = q_head - q_tail < PF_QUEUE;
-  if (ok) {
-    queue[q_head & (PF_QUEUE - 1)] = (struct pf_req){fd, lo, hi};
+  int n = 0;
+  if (q_head - q_tail < PF_QUEUE) {
+    queue[q_head & (PF_QUEUE - 1)] = (struct pf_req){fd, lo, hi, now};
     q_head++;
+    n = (int)(q_head - q_tail);
   }
   atomic_store_explicit(&q_lock, 0, memory_order_release);
-  return ok;
+  return n;
 }
+
+/* help issues the oldest queued range on the reading thread when it has
+ * waited longer than PF_HELP_NS: the background thread did not get a CPU
+ * in time (a loaded machine), and a prefetch issued late is worth less
+ * than the call costs. At most one call per read; the lock is only
+ * tried. */
+#define PF_HELP_NS 300000
+static void help(int64_t now) {
+  if (atomic_load_explicit(&q_lock, memory_order_relaxed)) return;
+  if (atomic_exchange_explicit(&q_lock, 1, memory_order_acquire)) return;
+  struct pf_req r;
+  int have = q_tail < q_head && now - queue[q_tail & (PF_QUEUE - 1)].t > PF_HELP_NS;
+  if (have) {
+    r = queue[q_tail & (PF_QUEUE - 1)];
+    q_tail++;
+  }
+  atomic_store_explicit(&q_lock, 0, memory_order_release);
+  if (have) fadvise_willneed(r.fd, r.lo, r.hi);
+}
+
+/* A sleeping thread is woken when PF_BATCH ranges wait, or when a range
+ * is for one of the next PF_URGENT reads (a stream's start, a window that
+ * grew): a stream that follows its prediction queues one range a read,
+ * the farthest, and one wake-up (a futex call here, a context switch
+ * there) then serves PF_BATCH reads instead of one. The ranges that wait
+ * are still PF_START_DEPTH - PF_BATCH reads ahead or more; the help path
+ * issues any left waiting 300 us. */
+#define PF_BATCH 4
+#define PF_URGENT 2
 
 /* kick wakes the thread if it sleeps. */
 static void kick(void) {
@@ -344,10 +408,13 @@ static void miss(struct iop_pf *p) {
   count(IOP_PF_MISSES, 1);
   p->need[s] = p->need[s] * 2 > PF_MAX_NEED ? PF_MAX_NEED : p->need[s] * 2;
   p->hits[s] = 0;
+  p->streak = 0;
+  p->depth = p->depth / 2 >= start_depth() ? p->depth / 2 : start_depth();
 }
 
 static void hit(struct iop_pf *p) {
   int s = p->source;
+  if (p->streak < 1 << 20) p->streak++;
   if (++p->hits[s] >= 16 && p->need[s] > 2) {
     p->need[s] /= 2;
     p->hits[s] = 0;
@@ -357,6 +424,7 @@ static void hit(struct iop_pf *p) {
 static void pf_reset(struct iop_pf *p) {
   memset((char *)p + sizeof p->busy, 0, sizeof *p - sizeof p->busy);
   for (int i = 0; i < 3; i++) p->need[i] = 2;
+  p->depth = start_depth();
   p->tpos = -1;
   p->fsize = -1;
 }
@@ -389,6 +457,27 @@ static void learn(struct iop_pf *p, int64_t off, int64_t n) {
   }
   p->last_off = off;
   p->last_size = n;
+}
+
+/* late_ns is how long a read of n bytes from the page cache may take:
+ * a covered read that took longer waited for its prefetch to arrive. */
+static inline int64_t late_ns(int64_t n) { return 30000 + n / 2; }
+
+/* deeper doubles the predictions asked for ahead, up to pf_depth, to
+ * PF_MAX_LEAD_NS of the file's reads, and to a 24th of the
+ * predictions in a row that came true: the predictions past a stream's
+ * last read are wasted (at most a 24th of what it read, then), and
+ * a deeper window pays only while the reads come faster than the disk
+ * answers. */
+#define PF_MAX_LEAD_NS 4000000
+static void deeper(struct iop_pf *p) {
+  int64_t most = pf_depth;
+  if (p->period > 0 && PF_MAX_LEAD_NS / p->period < most) most = PF_MAX_LEAD_NS / p->period;
+  if (p->streak / 24 < most) most = p->streak / 24;
+  if (most < start_depth()) most = start_depth();
+  int64_t d = (int64_t)p->depth * 2;
+  if (d > most) d = most;
+  if (d > p->depth) p->depth = (int32_t)d;
 }
 
 /* predict writes up to max predicted reads after the current one; returns
@@ -438,7 +527,8 @@ static int64_t file_size(int fd) {
   return n;
 }
 
-IOP_HIDDEN void iop_pf_read(struct iop_pf **slot, int fd, uint32_t file, int64_t off, int64_t n) {
+IOP_HIDDEN void iop_pf_read(struct iop_pf **slot, int fd, uint32_t file, int64_t off, int64_t n, int64_t start_ns, int64_t end_ns) {
+  int64_t ns = end_ns - start_ns;
   if (n <= 0 || off < 0) return;
   struct iop_pf *p = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
   if (IOP_UNLIKELY(!p)) {
@@ -450,17 +540,27 @@ IOP_HIDDEN void iop_pf_read(struct iop_pf **slot, int fd, uint32_t file, int64_t
     p = NULL;
     if (__atomic_compare_exchange_n(slot, &p, fresh, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) p = fresh;
   }
-  if (IOP_UNLIKELY(!atomic_load_explicit(&q_started, memory_order_relaxed))) {
-    pthread_once(&q_once, pf_start);
-    if (!atomic_load(&q_started)) return;
+  if (IOP_UNLIKELY(atomic_load_explicit(&q_state, memory_order_relaxed) != Q_STARTED)) {
+    if (pf_child && pf_counts == pf_count) return; /* no spill header yet */
+    pf_start();
+    if (atomic_load(&q_state) != Q_STARTED) return;
   }
   if (atomic_exchange_explicit(&p->busy, 1, memory_order_acquire)) return;
   count(IOP_PF_READS, 1);
-  if (p->nr) {
-    int64_t used = consume(p, off, off + n);
-    count(IOP_PF_USED, (uint64_t)used);
-    if (used >= n) count(IOP_PF_COVERED, 1); /* more when advised ranges overlapped */
+  int64_t used = p->nr ? consume(p, off, off + n) : 0;
+  int was_cold = p->cold;
+  if (used >= n) {
+    count(IOP_PF_COVERED, 1); /* more when advised ranges overlapped */
+    /* Covered and still slow: the prefetch came too late, ask further
+     * ahead. */
+    if (ns > late_ns(n)) deeper(p);
+  } else {
+    /* A file whose reads come from the page cache gains nothing. */
+    if (ns > late_ns(n)) p->cold = 1;
   }
+  count(IOP_PF_USED, (uint64_t)used);
+  if (p->last_end > 0 && end_ns > p->last_end) p->period += (end_ns - p->last_end - p->period) / 8;
+  p->last_end = end_ns;
   int came_true = 0, last_k = p->last_k;
   uint8_t last_source = p->source;
   if (p->expect_valid) {
@@ -486,7 +586,7 @@ IOP_HIDDEN void iop_pf_read(struct iop_pf **slot, int fd, uint32_t file, int64_t
   learn(p, off, n);
 
   int64_t offs[64], sizes[64];
-  int k = predict(p, offs, sizes, pf_depth, p->tpos >= 0 ? t : NULL);
+  int k = predict(p, offs, sizes, p->depth, p->tpos >= 0 ? t : NULL);
   p->expect_valid = k > 0;
   p->predicted = 0;
   p->last_k = k;
@@ -494,12 +594,12 @@ IOP_HIDDEN void iop_pf_read(struct iop_pf **slot, int fd, uint32_t file, int64_t
   /* In a stream that follows its prediction, all but the farthest of the
    * new predictions were the last read's, and were looked at then. */
   int first = 0;
-  if (came_true && k == last_k && p->source == last_source && k > 1) {
+  if (came_true && k == last_k && p->source == last_source && k > 1 && was_cold) {
     first = k - 1;
     p->predicted = p->nr > 0;
   }
   /* The new ranges go to the queue. */
-  int nout = 0;
+  int nout = 0, wake = 0;
   for (int i = first; i < k; i++) {
     int64_t lo = offs[i], hi = offs[i] + sizes[i];
     if (lo < 0 || sizes[i] <= 0) continue;
@@ -507,6 +607,7 @@ IOP_HIDDEN void iop_pf_read(struct iop_pf **slot, int fd, uint32_t file, int64_t
     if (hi > p->fsize) hi = p->fsize;
     if (lo >= hi) continue;
     p->predicted = 1;
+    if (!p->cold) break;
     if (advised(p, lo, hi)) continue;
     if (p->nr >= PF_RANGES || p->outstanding + (hi - lo) > pf_file_cap) break;
     if (atomic_fetch_add(&pf_outstanding, hi - lo) + (hi - lo) > pf_proc_cap) {
@@ -514,7 +615,8 @@ IOP_HIDDEN void iop_pf_read(struct iop_pf **slot, int fd, uint32_t file, int64_t
       count(IOP_PF_CAPPED, 1);
       break;
     }
-    if (!enqueue(fd, lo, hi)) {
+    int queued = enqueue(fd, lo, hi, end_ns);
+    if (!queued) {
       atomic_fetch_sub(&pf_outstanding, hi - lo);
       count(IOP_PF_CAPPED, 1);
       break;
@@ -525,9 +627,12 @@ IOP_HIDDEN void iop_pf_read(struct iop_pf **slot, int fd, uint32_t file, int64_t
     p->outstanding += hi - lo;
     count(IOP_PF_PREFETCHED, (uint64_t)(hi - lo));
     nout++;
+    if (queued >= PF_BATCH || i < PF_URGENT) wake = 1;
   }
+  int cold = p->cold;
   atomic_store_explicit(&p->busy, 0, memory_order_release);
-  if (nout) kick();
+  if (wake) kick();
+  if (k > 0 && cold) help(end_ns);
 }
 
 /* iop_pf_close writes off what the description's reads never used, and
@@ -551,4 +656,49 @@ IOP_HIDDEN void iop_pf_finish(struct iop_pf *p) {
   if (atomic_exchange_explicit(&p->busy, 1, memory_order_acquire)) return;
   write_off(p);
   atomic_store_explicit(&p->busy, 0, memory_order_release);
+}
+
+/* iop_pf_forget leaves a detector fresh without counting its ranges: in a
+ * forked child they are the parent's, which counts them. */
+IOP_HIDDEN void iop_pf_forget(struct iop_pf *p) {
+  if (!p) return;
+  pf_reset(p);
+  atomic_store(&p->busy, 0);
+}
+
+/* iop_pf_after_fork runs first in a forked child, which has one thread:
+ * the fadvise thread is gone and any lock another thread held (the
+ * queue's, a detector's) stays taken for ever. The queue, the thread's
+ * state and the counters start afresh (the parent counts what it queued
+ * and advised); the detectors are made fresh by the file table
+ * (iop_pf_forget). safe is 0 after _Fork, whose child may make only
+ * async-signal-safe calls (glibc's locks were not reset: pthread_create
+ * could deadlock), and then the child does not prefetch. Otherwise the
+ * child starts a thread of its own at its first prediction, once its
+ * spill has a header for the counters: glibc's fork has reset the locks
+ * pthread_create takes (the allocator's, the stacks', the loader's TLS
+ * lock) before the fork handlers run. */
+IOP_HIDDEN void iop_pf_after_fork(int safe) {
+  if (!iop_pf_on) return;
+  atomic_store(&q_lock, 0);
+  q_head = q_tail = 0;
+  atomic_store(&q_word, 0);
+  atomic_store(&q_sleeping, 0);
+  atomic_store(&q_state, Q_IDLE);
+  atomic_store(&pf_outstanding, 0);
+  pf_counts = pf_count;
+  for (int i = 0; i < IOP_PF_NCOUNTERS; i++) atomic_store(&pf_count[i], 0);
+  pf_child = 1;
+  if (!safe) iop_pf_on = 0;
+}
+
+/* iop_pf_spill_counters moves a forked child's counters into its spill's
+ * header (spill.c calls it when the header is mapped): they are in the
+ * file the moment they change, so a child that ends with _exit or a
+ * signal keeps them. on is set to say the child prefetches. */
+IOP_HIDDEN void iop_pf_spill_counters(_Atomic uint32_t *on, _Atomic uint64_t *counters) {
+  if (!iop_pf_on || !pf_child) return;
+  for (int i = 0; i < IOP_PF_NCOUNTERS; i++) atomic_store(&counters[i], atomic_load(&pf_count[i]));
+  atomic_store(on, 1);
+  pf_counts = counters;
 }

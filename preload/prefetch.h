@@ -20,16 +20,19 @@ enum {
 
 struct iop_pf;
 
-/* Nonzero when IOPRED_PREFETCH=1 (read at start; 0 in a forked child). */
+/* Nonzero when IOPRED_PREFETCH=1 (read at start; 0 in a child of _Fork). */
 extern IOP_HIDDEN int iop_pf_on;
 
 IOP_HIDDEN void iop_pf_config(void);
-IOP_HIDDEN void iop_pf_read(struct iop_pf **slot, int fd, uint32_t file, int64_t off, int64_t n);
+IOP_HIDDEN void iop_pf_read(struct iop_pf **slot, int fd, uint32_t file, int64_t off, int64_t n, int64_t start_ns, int64_t end_ns);
 IOP_HIDDEN void iop_pf_close(struct iop_pf *p);
 IOP_HIDDEN void iop_pf_finish(struct iop_pf *p);
 IOP_HIDDEN uint64_t iop_pf_counter(int which);
 IOP_HIDDEN int iop_pf_install(uint32_t file, const int64_t *off, const int64_t *size, int64_t n);
 IOP_HIDDEN void iop_files_pf_finish(void);
+IOP_HIDDEN void iop_pf_forget(struct iop_pf *p);
+IOP_HIDDEN void iop_pf_after_fork(int safe);
+IOP_HIDDEN void iop_pf_spill_counters(_Atomic uint32_t *on, _Atomic uint64_t *counters);
 IOP_HIDDEN void *iop_arena_alloc(size_t n);
 
 #endif

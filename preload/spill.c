@@ -30,7 +30,10 @@
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <time.h>
+#include <stddef.h>
 #include <unistd.h>
+
+#include "prefetch.h"
 
 #define SPILL_HDR 8192
 #define SPILL_OPS_AT 2048
@@ -56,7 +59,13 @@ struct spill_hdr {
   _Atomic uint64_t dropped;
   char host[64];
   char prog[1024];
+  _Atomic uint32_t prefetch; /* 1: the child prefetched, pf holds its counters */
+  uint32_t pad;
+  _Atomic uint64_t pf[IOP_PF_NCOUNTERS]; /* in prefetch.h's order */
 };
+_Static_assert(offsetof(struct spill_hdr, prefetch) == 1160 && offsetof(struct spill_hdr, pf) == 1168 &&
+                   sizeof(struct spill_hdr) <= SPILL_OPS_AT,
+               "the spill header's layout is tracefmt/spill's");
 
 struct spill_rec {
   _Atomic uint64_t seq; /* from 1 in each stream; stored last */
@@ -233,6 +242,7 @@ static int spill_create(void) {
   }
   sp.fd = fd;
   sp.hdr = m;
+  iop_pf_spill_counters(&sp.hdr->prefetch, sp.hdr->pf);
   return 1;
 }
 

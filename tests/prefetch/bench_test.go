@@ -52,6 +52,8 @@ func libEnv(b *testing.B, m mode, dir string) []string {
 		return []string{"LD_PRELOAD=" + testenv.Library(b), "IOPRED_DIR=" + dir}
 	case tracedOn:
 		return []string{"LD_PRELOAD=" + testenv.Library(b), "IOPRED_DIR=" + dir, "IOPRED_PREFETCH=1"}
+	case baselineOn:
+		return []string{"LD_PRELOAD=" + os.Getenv("IOPRED_PREFETCH_BENCH_BASELINE"), "IOPRED_DIR=" + dir, "IOPRED_PREFETCH=1"}
 	}
 	return nil
 }
@@ -63,10 +65,21 @@ func libEnv(b *testing.B, m mode, dir string) []string {
 // whole-process times, the reads covered and the bytes wasted:
 //
 //	nice go test -run '^$' -bench PrefetchTable -benchtime 1x ./tests/prefetch
+//
+// IOPRED_PREFETCH_BENCH_BASELINE=/path/to/libiopred.so adds a fourth mode
+// to each repetition, prefetching on under that build of the library (an
+// earlier commit's), so that a change is judged side by side in one run.
 func BenchmarkPrefetchTable(b *testing.B) {
 	reps := 5
 	if v, err := strconv.Atoi(os.Getenv("IOPRED_PREFETCH_BENCH_REPS")); err == nil && v > 0 {
 		reps = v
+	}
+	modes := []mode{plain, tracedOff, tracedOn}
+	if base := os.Getenv("IOPRED_PREFETCH_BENCH_BASELINE"); base != "" {
+		if _, err := os.Stat(base); err != nil {
+			b.Fatalf("IOPRED_PREFETCH_BENCH_BASELINE: %v", err)
+		}
+		modes = append(modes, baselineOn)
 	}
 	dir := diskDir(b)
 	data := randomFile(b, dir, "data", 512*mib)
@@ -127,15 +140,23 @@ func BenchmarkPrefetchTable(b *testing.B) {
 					b.Fatalf("first run: %+v", res)
 				}
 			}},
+		{name: "fio strided read in a forked job (rw=read:960k, 64 KiB, psync, thinktime 100 us)", files: []string{data},
+			cmd: simple(fio, "--name=strided", "--filename="+data, "--rw=read:960k", "--bs=64k", "--size=512m",
+				"--io_size=32m", "--ioengine=psync", "--thinktime=100", "--output-format=terse")},
 		{name: "fio randread (64 KiB, psync, --thread)", files: []string{data},
 			cmd: simple(fio, "--name=rand", "--filename="+data, "--rw=randread", "--bs=64k", "--size=512m",
 				"--io_size=32m", "--ioengine=psync", "--thread", "--randrepeat=1", "--output-format=terse")},
 	}
 
 	type row struct {
-		times [3][]time.Duration
-		loops [3][]float64 // the program's own loop time ("time S" on stderr), when it prints one
-		pf    tracefmt.Prefetch
+		times [4][]time.Duration
+		loops [4][]float64 // the program's own loop time ("time S" on stderr), when it prints one
+		// blocked is the loop's time blocked (not on a CPU nor waiting
+		// for one: waiting for the disk), when the program prints it
+		// ("blocked S", strided.c); CPU taken by other work on the
+		// machine does not move it.
+		blocked [4][]float64
+		pf      tracefmt.Prefetch
 	}
 	rows := make([]row, len(workloads))
 	for i, w := range workloads {
@@ -145,8 +166,8 @@ func BenchmarkPrefetchTable(b *testing.B) {
 		for r := 0; r < reps; r++ {
 			// The order turns each repetition, so that what a run leaves
 			// behind (write-back, other work's phases) falls on every mode.
-			order := []mode{plain, tracedOff, tracedOn}
-			for k := 0; k < r%3; k++ {
+			order := append([]mode(nil), modes...)
+			for k := 0; k < r%len(modes); k++ {
 				order = append(order[1:], order[0])
 			}
 			for _, m := range order {
@@ -166,6 +187,9 @@ func BenchmarkPrefetchTable(b *testing.B) {
 				rows[i].times[m] = append(rows[i].times[m], elapsed)
 				if loop, ok := loopTime(res.Stderr); ok {
 					rows[i].loops[m] = append(rows[i].loops[m], loop)
+				}
+				if bl, ok := stderrSeconds(res.Stderr, "blocked "); ok {
+					rows[i].blocked[m] = append(rows[i].blocked[m], bl)
 				}
 				if m == tracedOn {
 					p := sum(footers(b, traces))
@@ -190,10 +214,15 @@ func BenchmarkPrefetchTable(b *testing.B) {
 		return out
 	}
 	var out strings.Builder
-	fmt.Fprintf(&out, "\nprefetching, cold cache, %d repetitions, in each the three modes one after another (the order turning); times are medians,\n", reps)
+	fmt.Fprintf(&out, "\nprefetching, cold cache, %d repetitions, in each the %d modes one after another (the order turning); times are medians,\n", reps, len(modes))
 	fmt.Fprintf(&out, "changes the median of each repetition's ratio; \"loop\" is the program's own timer around its read loop:\n")
 	tw := tabwriter.NewWriter(&out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "workload\tLinux read-ahead only (no iopred)\tiopred, prefetch off\tiopred, prefetch on\ton vs off\ton vs read-ahead only\tloop: on vs off\treads covered\tprefetched\twasted")
+	blockedHead, baseHead := "loop blocked: read-ahead only, off, on", ""
+	if len(modes) == 4 {
+		blockedHead += ", baseline on"
+		baseHead = "\tbaseline library, prefetch on\ton vs baseline on"
+	}
+	fmt.Fprintln(tw, "workload\tLinux read-ahead only (no iopred)\tiopred, prefetch off\tiopred, prefetch on\ton vs off\ton vs read-ahead only\tloop: on vs off\t"+blockedHead+"\treads covered\tprefetched\twasted"+baseHead)
 	var allPrefetched, allWasted uint64
 	for i, w := range workloads {
 		r := rows[i]
@@ -212,8 +241,21 @@ func BenchmarkPrefetchTable(b *testing.B) {
 		}
 		allPrefetched += r.pf.PrefetchedBytes
 		allWasted += r.pf.WastedBytes
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f MiB\t%s\n", w.name, ms(median(plainS)), ms(median(offS)), ms(median(onS)),
-			change(onS, offS), change(onS, plainS), loop, covered, float64(r.pf.PrefetchedBytes)/float64(reps)/float64(mib), wasted)
+		blocked := "-"
+		if len(r.blocked[tracedOn]) == reps && len(r.blocked[tracedOff]) == reps && len(r.blocked[plain]) == reps {
+			var parts []string
+			for _, m := range modes {
+				parts = append(parts, fmt.Sprintf("%.1f", median(r.blocked[m])*1e3))
+			}
+			blocked = strings.Join(parts, ", ") + " ms"
+		}
+		base := ""
+		if len(modes) == 4 {
+			baseS := seconds(r.times[baselineOn])
+			base = fmt.Sprintf("\t%s\t%s", ms(median(baseS)), change(onS, baseS))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f MiB\t%s%s\n", w.name, ms(median(plainS)), ms(median(offS)), ms(median(onS)),
+			change(onS, offS), change(onS, plainS), loop, blocked, covered, float64(r.pf.PrefetchedBytes)/float64(reps)/float64(mib), wasted, base)
 		b.ReportMetric(median(ratios(onS, offS)), fmt.Sprintf("on/off-%d", i))
 	}
 	tw.Flush()
@@ -224,9 +266,13 @@ func BenchmarkPrefetchTable(b *testing.B) {
 }
 
 // loopTime reads the "time S" line the test programs print on stderr.
-func loopTime(stderr string) (float64, bool) {
+func loopTime(stderr string) (float64, bool) { return stderrSeconds(stderr, "time ") }
+
+// stderrSeconds reads the seconds on the stderr line that starts with
+// prefix ("time ", "blocked ").
+func stderrSeconds(stderr, prefix string) (float64, bool) {
 	for _, line := range strings.Split(stderr, "\n") {
-		if rest, ok := strings.CutPrefix(line, "time "); ok {
+		if rest, ok := strings.CutPrefix(line, prefix); ok {
 			f := strings.Fields(rest)
 			if len(f) > 0 {
 				if v, err := strconv.ParseFloat(f[0], 64); err == nil {

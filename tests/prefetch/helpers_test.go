@@ -99,7 +99,13 @@ const (
 	tracedOn
 )
 
-func (m mode) String() string { return [...]string{"plain", "prefetch off", "prefetch on"}[m] }
+// baselineOn is the benchmark's fourth mode: prefetching on under another
+// build of the library (IOPRED_PREFETCH_BENCH_BASELINE).
+const baselineOn = tracedOn + 1
+
+func (m mode) String() string {
+	return [...]string{"plain", "prefetch off", "prefetch on", "baseline library, prefetch on"}[m]
+}
 
 // runProgram runs prog cold (after coldCache of files) in mode m, and
 // returns its result and the directory of its traces.

@@ -238,6 +238,41 @@ func TestMPIIOCollectiveReads(t *testing.T) {
 	}
 }
 
+// TestForkedChildren: a process that forks without exec after its own
+// prefetching started (its fadvise thread does not survive the fork, and
+// the thread's queue lock may have been taken) gets the same output, and
+// each child of fork prefetches its own strided reads with a thread of its
+// own, its counters in its trace (converted from its spill), whether it
+// ends with exit or _exit; the child of _Fork, which may make only
+// async-signal-safe calls, does not prefetch.
+func TestForkedChildren(t *testing.T) {
+	dir := diskDir(t)
+	data := randomFile(t, dir, "data", 512*mib)
+	prog := testenv.CompileC(t, "forkread.c")
+	const reads = 120
+	sameEverywhere(t, []string{data}, nil, prog, data, fmt.Sprint(reads), fmt.Sprint(64*kib), fmt.Sprint(mib), "50")
+	_, traces := runProgram(t, tracedOn, []string{data}, nil, prog, data, fmt.Sprint(reads), fmt.Sprint(64*kib), fmt.Sprint(mib), "50")
+	fs := footers(t, traces)
+	if len(fs) != 4 {
+		t.Fatalf("want 4 traces (the parent and 3 children), found %d", len(fs))
+	}
+	var prefetching, without int
+	for _, f := range fs {
+		if f.Prefetch == nil {
+			without++
+			continue
+		}
+		prefetching++
+		balanced(t, *f.Prefetch)
+		// A child's first read comes before its spill has a header for the
+		// counters: it is not counted.
+		wellCovered(t, *f.Prefetch, reads-1, 0.85)
+	}
+	if prefetching != 3 || without != 1 {
+		t.Errorf("%d traces with prefetch counters and %d without; want 3 (the parent, the children of fork) and 1 (the child of _Fork)", prefetching, without)
+	}
+}
+
 // TestResultsAndErrnoUnchanged: return values and errno of reads that
 // succeed, come up short, hit the end of the file or fail (negative
 // offset, a closed descriptor, a directory), and of close with prefetches

@@ -136,7 +136,7 @@ func Convert(sp *Spill, w io.Writer, opt Options) error {
 	if h.EndMonoNs > 0 {
 		end = max(end, h.EndMonoNs-h.StartMonoNs)
 	}
-	return tw.Close(tracefmt.Footer{Reason: reason, EndNs: end, Events: events, Bytes: moved, Dropped: h.Dropped})
+	return tw.Close(tracefmt.Footer{Reason: reason, EndNs: end, Events: events, Bytes: moved, Dropped: h.Dropped, Prefetch: h.Prefetch})
 }
 
 // Format reads spill files as traces: every iopred command takes a

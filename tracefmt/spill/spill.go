@@ -21,8 +21,12 @@
 // the fork (the time anchor); i64 CLOCK_MONOTONIC ns of the end (0 while
 // running or after _exit or a signal); u32 state (0 no end seen, 1 exit,
 // 2 exec); u32 header size (8192); u64 records dropped; host (64 bytes,
-// NUL-padded) at 72; executable path (1024 bytes) at 136; from byte 2048
-// the operation names, NUL-separated, in op-code order.
+// NUL-padded) at 72; executable path (1024 bytes) at 136; u32 prefetch at
+// 1160 (1 when the child prefetched, IOPRED_PREFETCH=1; 0 in spills of
+// libraries before it) and from 1168 eight u64 prefetch counters: reads,
+// reads covered, bytes prefetched, bytes used, bytes written off at
+// closes, fadvise calls, misses, predictions capped; from byte 2048 the
+// operation names, NUL-separated, in op-code order.
 //
 // Chunk: 512 slots of 128 bytes. Slot 0 is the chunk header: u32 magic
 // "CHNK" (stored last), i32 thread id, u32 stream, u32 index of the chunk
@@ -41,6 +45,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"sort"
+
+	"iopred/tracefmt"
 )
 
 // Suffix ends the name of every spill file.
@@ -91,6 +97,10 @@ type Header struct {
 	Host         string
 	Program      string
 	Ops          []string // op code -> the interposed symbol's name
+	// Prefetch is the child's prefetching, nil when it did not prefetch.
+	// Its wasted bytes are those no read used by the child's end (a child
+	// that ends with _exit or a signal writes nothing off itself).
+	Prefetch *tracefmt.Prefetch
 }
 
 // Event is one record of a call or of a process event, as the C side
@@ -168,6 +178,16 @@ func ParseHeader(data []byte, name string) (Header, error) {
 		Dropped:      le.Uint64(data[64:]),
 		Host:         cstring(data[72:136]),
 		Program:      cstring(data[136 : 136+1024]),
+	}
+	if le.Uint32(data[1160:]) == 1 {
+		c := func(i int) uint64 { return le.Uint64(data[1168+8*i:]) }
+		p := &tracefmt.Prefetch{Reads: c(0), Covered: c(1), PrefetchedBytes: c(2), UsedBytes: c(3),
+			Calls: c(5), Misses: c(6), Capped: c(7)}
+		if p.UsedBytes > p.PrefetchedBytes || p.Covered > p.Reads {
+			return Header{}, &Error{File: name, Offset: 1168, Reason: fmt.Sprintf("prefetch counters: %d bytes used of %d prefetched, %d reads covered of %d", p.UsedBytes, p.PrefetchedBytes, p.Covered, p.Reads)}
+		}
+		p.WastedBytes = p.PrefetchedBytes - p.UsedBytes
+		h.Prefetch = p
 	}
 	ops := data[opsAt:headerSize]
 	for {

@@ -306,3 +306,73 @@ func FuzzSpill(f *testing.F) {
 		}
 	})
 }
+
+// TestPrefetchCounters: a child's prefetch counters come from the header
+// into the converted trace's footer, its wasted bytes being what no read
+// used by its end; a header without the flag has none (spills of older
+// libraries, children that did not prefetch); counters that cannot be
+// (more bytes used than prefetched) are an error naming the field.
+func TestPrefetchCounters(t *testing.T) {
+	le := binary.LittleEndian
+	withCounters := func(flag uint32, c [8]uint64) []byte {
+		d := sample(10)
+		le.PutUint32(d[1160:], flag)
+		for i, v := range c {
+			le.PutUint64(d[1168+8*i:], v)
+		}
+		return d
+	}
+	for _, tc := range []struct {
+		name    string
+		data    []byte
+		want    *tracefmt.Prefetch
+		wantErr bool
+	}{
+		{"prefetching child", withCounters(1, [8]uint64{120, 110, 8 << 20, 7 << 20, 1 << 20, 119, 2, 0}),
+			&tracefmt.Prefetch{Reads: 120, Covered: 110, PrefetchedBytes: 8 << 20, UsedBytes: 7 << 20, WastedBytes: 1 << 20, Calls: 119, Misses: 2}, false},
+		// Written off at no close (the child ended with _exit): the rest is
+		// wasted all the same.
+		{"ended by _exit", withCounters(1, [8]uint64{10, 5, 4096, 1024, 0, 1, 0, 3}),
+			&tracefmt.Prefetch{Reads: 10, Covered: 5, PrefetchedBytes: 4096, UsedBytes: 1024, WastedBytes: 3072, Calls: 1, Capped: 3}, false},
+		{"not prefetching", withCounters(0, [8]uint64{}), nil, false},
+		{"used above prefetched", withCounters(1, [8]uint64{10, 5, 1024, 4096}), nil, true},
+		{"covered above reads", withCounters(1, [8]uint64{10, 11, 4096, 4096}), nil, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sp, err := Parse(tc.data, "s")
+			if tc.wantErr {
+				var e *Error
+				if !errors.As(err, &e) || e.Offset != 1168 {
+					t.Fatalf("want an error at byte 1168, got %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := sp.Header.Prefetch
+			if (got == nil) != (tc.want == nil) || got != nil && *got != *tc.want {
+				t.Fatalf("prefetch %+v, want %+v", got, tc.want)
+			}
+			var buf bytes.Buffer
+			if err := Convert(sp, &buf, Options{}); err != nil {
+				t.Fatal(err)
+			}
+			r, err := tracefmt.NewReader(&buf, "t")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for {
+				if _, err := r.Next(); err == io.EOF {
+					break
+				} else if err != nil {
+					t.Fatal(err)
+				}
+			}
+			f := r.Footer()
+			if f == nil || (f.Prefetch == nil) != (tc.want == nil) || f.Prefetch != nil && *f.Prefetch != *tc.want {
+				t.Fatalf("footer %+v, want prefetch %+v", f, tc.want)
+			}
+		})
+	}
+}
