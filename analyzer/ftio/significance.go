@@ -138,6 +138,8 @@ func (s *Significance) judgeBursts(x []float64, fs, ftioS float64) {
 		s.Verdict, s.Reason = "not significant", fmt.Sprintf("p = %.3g > %g: the signal's %d bursts placed at random times line up as well on some period (p = %.3g) or come at intervals as alike (p = %.3g), before doubling for the two tests", b.PValue, Alpha, b.Bursts, b.CoherencePValue, b.SpreadPValue)
 	case !b.Found():
 		s.Verdict, s.Reason = "low", fmt.Sprintf("significant (p = %.3g), but the bursts keep the rhythm loosely (phase coherence %.2f < %g, interval spread %.2f > %g)", b.PValue, b.Coherence, MinCoherence, b.Spread, MaxSpread)
+	case b.Drifts:
+		s.Verdict, s.Reason = "moderate", fmt.Sprintf("significant (p = %.3g), but the interval drifts from %.4g s to %.4g s over the run (more than %gx): the period is the mean interval", b.PValue, b.TempoS[0], b.TempoS[1], MaxTempoDrift)
 	case !s.Agrees:
 		s.Verdict, s.Reason = "moderate", fmt.Sprintf("significant (p = %.3g), but FTIO's spectrum finds another period", b.PValue)
 	case s.Autocorrelation == nil || *s.Autocorrelation < MinAutocorrelation:
