@@ -130,6 +130,14 @@ type BurstTest struct {
 	// ratio exceeds MaxTempoDrift.
 	TempoS [2]float64 `json:"tempo_s"`
 	Drifts bool       `json:"tempo_drifts,omitempty"`
+	// SteadySpread is the interquartile range of the intervals over
+	// their median (one tempo for the whole run). When it exceeds
+	// MaxSpread and Spread does not, the rhythm rests on the local
+	// tempo, and TempoPValue tests that tempo: the share of shuffles of
+	// the same intervals whose Spread is as small (nil when not tested).
+	// A rhythm of intervals then also needs TempoPValue at most Alpha.
+	SteadySpread float64  `json:"steady_spread"`
+	TempoPValue  *float64 `json:"tempo_p_value,omitempty"`
 	// PValue is the p-value of the rhythm found (or the smaller of the
 	// two), doubled for the two tests (Bonferroni).
 	PValue     float64 `json:"p_value"`
@@ -195,6 +203,15 @@ func TestBursts(x []float64, fs float64) BurstTest {
 	b.SpreadPValue = float64(regular+1) / float64(b.Surrogates+1)
 	byClock := 2*b.CoherencePValue <= Alpha && b.Coherence >= MinCoherence
 	byIntervals := 2*b.SpreadPValue <= Alpha && b.Spread <= MaxSpread
+	b.SteadySpread = quartileSpread(intervals(starts))
+	if byIntervals && b.SteadySpread > MaxSpread {
+		// The intervals keep a rhythm only against their local tempo:
+		// the tempo must be more than the chance order of intervals
+		// drawn alike.
+		p := tempoPValue(intervals(starts), b.Spread, rng)
+		b.TempoPValue = &p
+		byIntervals = p <= Alpha
+	}
 	switch {
 	case byClock:
 		b.Rhythm, b.PValue, b.PeriodS = "clock", 2*b.CoherencePValue, clockPeriod/fs
@@ -435,27 +452,61 @@ func middle(v []float64) float64 {
 // intervalSpread is the interquartile range of the intervals between
 // consecutive starts, each over its local tempo, over their median.
 func intervalSpread(starts []int) float64 {
-	iv := intervals(starts)
+	return tempoSpread(intervals(starts))
+}
+
+// tempoSpread is the interquartile range of the intervals iv, each over
+// its local tempo, over their median. iv is left unchanged.
+func tempoSpread(iv []float64) float64 {
 	tempo := localTempo(iv)
+	ratio := make([]float64, len(iv))
 	for i := range iv {
 		if tempo[i] <= 0 {
 			return math.Inf(1)
 		}
-		iv[i] /= tempo[i]
+		ratio[i] = iv[i] / tempo[i]
 	}
-	sort.Float64s(iv)
+	return quartileSpread(ratio)
+}
+
+// quartileSpread sorts v and returns its interquartile range over its
+// median (+Inf when the median is not positive).
+func quartileSpread(v []float64) float64 {
+	sort.Float64s(v)
 	q := func(p float64) float64 {
-		at := p * float64(len(iv)-1)
+		at := p * float64(len(v)-1)
 		i := int(at)
-		if i+1 >= len(iv) {
-			return iv[len(iv)-1]
+		if i+1 >= len(v) {
+			return v[len(v)-1]
 		}
-		return iv[i] + (at-float64(i))*(iv[i+1]-iv[i])
+		return v[i] + (at-float64(i))*(v[i+1]-v[i])
 	}
 	if m := q(0.5); m > 0 {
 		return (q(0.75) - q(0.25)) / m
 	}
 	return math.Inf(1)
+}
+
+// tempoPValue tests whether the local tempo is real: whether the
+// intervals iv, each over the median of its neighbours, spread less
+// (spread) than the same intervals in random order do. The shuffles keep
+// every interval as it was, dead time after each burst included (a shell
+// loop's process start-up under load, say, which no interval can be
+// shorter than), and take away only the order that a tempo changing with
+// the machine's load gives. It returns the share of shuffles (the
+// observed counted among them) whose spread is as small, drawn from rng
+// until stopAfter reach it or Surrogates are drawn.
+func tempoPValue(iv []float64, spread float64, rng *rand.Rand) float64 {
+	shuffled := append([]float64(nil), iv...)
+	as, drawn := 0, 0
+	for drawn < Surrogates && as < stopAfter {
+		rng.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+		if tempoSpread(shuffled) <= spread {
+			as++
+		}
+		drawn++
+	}
+	return float64(as+1) / float64(drawn+1)
 }
 
 // cyclePeriod is the time from the first start to the last over the

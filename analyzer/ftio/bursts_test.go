@@ -234,3 +234,45 @@ func TestBurstsFollowTempo(t *testing.T) {
 		}
 	}
 }
+
+// Bursts after random sleeps, each behind the same dead time (a shell
+// loop starting a process under load: 0.45 s, then an exponential sleep
+// of mean 0.4 s), have intervals alike to their neighbours by chance
+// often enough to pass the local tempo's spread where the spread over the
+// run's median fails; the same intervals shuffled are as alike, so no
+// rhythm of intervals rests on the local tempo but by the test's chance
+// (Alpha). Those whose intervals are alike over the whole run (the dead
+// time dominating) are not told from a loop of fixed work by intervals,
+// and are not counted here.
+func TestBurstsDeadTimeIsNoTempo(t *testing.T) {
+	const fs, seeds = 200.0, 60
+	onTempo, claimed := 0, 0
+	for seed := range uint64(seeds) {
+		rng := rand.New(rand.NewPCG(11, seed))
+		at, starts := 1.0, []float64{1.0}
+		for range 29 {
+			at += 0.45 + rng.ExpFloat64()*0.4
+			starts = append(starts, at)
+		}
+		n := int((at + 1) * fs)
+		b := TestBursts(train(n, fs, 2, 0, starts), fs)
+		if b.Spread > MaxSpread || 2*b.SpreadPValue > Alpha || b.SteadySpread <= MaxSpread {
+			continue
+		}
+		onTempo++
+		if b.TempoPValue == nil {
+			t.Fatalf("seed %d: the rhythm rests on the local tempo (spread %.2f, over the run's median %.2f), which was not tested", seed, b.Spread, b.SteadySpread)
+		}
+		if b.Rhythm == "intervals" {
+			claimed++
+			t.Logf("seed %d: rhythm of intervals (spread %.2f, over the run's median %.2f, tempo p %.3f)", seed, b.Spread, b.SteadySpread, *b.TempoPValue)
+		}
+	}
+	if onTempo < 5 {
+		t.Fatalf("%d of %d seeds pass on the local tempo alone: the case does not test the shuffles", onTempo, seeds)
+	}
+	if claimed > max(1, onTempo/5) {
+		t.Errorf("%d of the %d seeds passing on the local tempo alone keep a rhythm of intervals, want at most %d", claimed, onTempo, max(1, onTempo/5))
+	}
+	t.Logf("%d of %d seeds pass on the local tempo alone, %d keep a rhythm", onTempo, seeds, claimed)
+}

@@ -293,11 +293,13 @@ func (c table) String() string {
 // them is 15% long); the fresh set, recorded before that change and
 // looked at while making it, went from 0.667 and 0.500 to 0.800 and
 // 0.667; the second fresh set, recorded after, gives 1.000 and 1.000
-// before and after (README, "Periods and their verdict").
+// before and after (README, "Periods and their verdict"). Testing the
+// local tempo against the same intervals shuffled took the fresh set's
+// shrand2 (random sleeps behind a dead time) off: 0.888 and 0.666.
 var floors = map[string][2]float64{
 	"tune":   {0.909, 1},
 	"held":   {0.916, 0.916},
-	"fresh":  {0.8, 0.666},
+	"fresh":  {0.888, 0.666},
 	"fresh2": {1, 1},
 }
 
