@@ -175,3 +175,104 @@ func TestBurstsOfJoinsOnlyShortPauses(t *testing.T) {
 		t.Errorf("jittered bursts: %d bursts joining pauses up to %d samples, want 10 and 0", len(b), joined)
 	}
 }
+
+// A job that writes every N steps while its steps slow down and speed up
+// (the machine's load changing) keeps intervals alike to their
+// neighbours: the burst test finds a rhythm of intervals, reports the mean
+// interval as the period and the tempo as drifting, where the intervals'
+// spread over their global median would have found none. Bursts at random
+// times whose rate drifts the same way find none.
+func TestBurstsFollowTempo(t *testing.T) {
+	const fs = 200.0
+	rng := rand.New(rand.NewPCG(7, 8))
+	stretches := []struct {
+		n     int
+		tempo float64
+	}{{15, 0.25}, {15, 0.09}, {10, 0.22}}
+	startsOf := func(interval func(tempo float64) float64) []float64 {
+		at, starts := 1.0, []float64{1.0}
+		for _, s := range stretches {
+			for range s.n {
+				at += interval(s.tempo)
+				starts = append(starts, at)
+			}
+		}
+		return starts
+	}
+	var ivs []float64
+	starts := startsOf(func(tempo float64) float64 {
+		iv := tempo * (0.9 + 0.2*rng.Float64())
+		ivs = append(ivs, iv)
+		return iv
+	})
+	global := append([]float64(nil), ivs...)
+	sort.Float64s(global)
+	if s := (global[3*len(global)/4] - global[len(global)/4]) / global[len(global)/2]; s <= MaxSpread {
+		t.Fatalf("spread over the global median %.2f: the case does not test the local tempo", s)
+	}
+	n := int((starts[len(starts)-1] + 1) * fs)
+	b := TestBursts(train(n, fs, 2, 0, starts), fs)
+	if b.Rhythm != "intervals" || !b.Drifts {
+		t.Fatalf("rhythm %q drifts %v, want intervals, drifting (spread %.2f p %.3f, tempo %v)", b.Rhythm, b.Drifts, b.Spread, b.SpreadPValue, b.TempoS)
+	}
+	// Within 5% (the corpus's criterion): the first fast interval after
+	// a slow stretch, half its neighbours' median and a third of the
+	// run's, may be taken for a burst split in two.
+	want := (starts[len(starts)-1] - starts[0]) / float64(len(ivs))
+	if math.Abs(b.PeriodS-want) > 0.05*want {
+		t.Errorf("period %.4f s, want the mean interval %.4f", b.PeriodS, want)
+	}
+	if b.TempoS[0] > 0.1 || b.TempoS[1] < 0.21 {
+		t.Errorf("tempo %v s, want from about 0.09 to 0.25", b.TempoS)
+	}
+	for seed := range uint64(5) {
+		rng := rand.New(rand.NewPCG(9, seed))
+		starts := startsOf(func(tempo float64) float64 { return 0.02 + rng.ExpFloat64()*tempo })
+		n := int((starts[len(starts)-1] + 1) * fs)
+		if b := TestBursts(train(n, fs, 2, 0, starts), fs); b.Rhythm != "" {
+			t.Errorf("random times, seed %d: rhythm %q (coherence %.2f p %.3f, spread %.2f p %.3f), want none", seed, b.Rhythm, b.Coherence, b.CoherencePValue, b.Spread, b.SpreadPValue)
+		}
+	}
+}
+
+// Bursts after random sleeps, each behind the same dead time (a shell
+// loop starting a process under load: 0.45 s, then an exponential sleep
+// of mean 0.4 s), have intervals alike to their neighbours by chance
+// often enough to pass the local tempo's spread where the spread over the
+// run's median fails; the same intervals shuffled are as alike, so no
+// rhythm of intervals rests on the local tempo but by the test's chance
+// (Alpha). Those whose intervals are alike over the whole run (the dead
+// time dominating) are not told from a loop of fixed work by intervals,
+// and are not counted here.
+func TestBurstsDeadTimeIsNoTempo(t *testing.T) {
+	const fs, seeds = 200.0, 60
+	onTempo, claimed := 0, 0
+	for seed := range uint64(seeds) {
+		rng := rand.New(rand.NewPCG(11, seed))
+		at, starts := 1.0, []float64{1.0}
+		for range 29 {
+			at += 0.45 + rng.ExpFloat64()*0.4
+			starts = append(starts, at)
+		}
+		n := int((at + 1) * fs)
+		b := TestBursts(train(n, fs, 2, 0, starts), fs)
+		if b.Spread > MaxSpread || 2*b.SpreadPValue > Alpha || b.SteadySpread <= MaxSpread {
+			continue
+		}
+		onTempo++
+		if b.TempoPValue == nil {
+			t.Fatalf("seed %d: the rhythm rests on the local tempo (spread %.2f, over the run's median %.2f), which was not tested", seed, b.Spread, b.SteadySpread)
+		}
+		if b.Rhythm == "intervals" {
+			claimed++
+			t.Logf("seed %d: rhythm of intervals (spread %.2f, over the run's median %.2f, tempo p %.3f)", seed, b.Spread, b.SteadySpread, *b.TempoPValue)
+		}
+	}
+	if onTempo < 5 {
+		t.Fatalf("%d of %d seeds pass on the local tempo alone: the case does not test the shuffles", onTempo, seeds)
+	}
+	if claimed > max(1, onTempo/5) {
+		t.Errorf("%d of the %d seeds passing on the local tempo alone keep a rhythm of intervals, want at most %d", claimed, onTempo, max(1, onTempo/5))
+	}
+	t.Logf("%d of %d seeds pass on the local tempo alone, %d keep a rhythm", onTempo, seeds, claimed)
+}

@@ -20,7 +20,7 @@ import (
 func init() {
 	register(&command{
 		name:    "period",
-		usage:   "[--signal auto|job|ftio|heatmap] [--mode write|read|both] [--fs HZ] [--tol X] [--layer posix|mpiio] [--top N] [--fit N] [--start S] [--end S] [--json] [--online] [--per-process] [--plot OUT.svg|.png|.html] [--jobs N] [--mpi] TRACE|DIR...",
+		usage:   "[--signal auto|job|ftio|heatmap] [--mode write|read|both] [--fs HZ] [--tol X] [--layer posix|mpiio] [--top N] [--fit N] [--autocorrelation] [--start S] [--end S] [--json] [--online] [--per-process] [--plot OUT.svg|.png|.html] [--jobs N] [--mpi] TRACE|DIR...",
 		summary: "FTIO periodicity of the I/O: the job's bandwidth on iopred traces, FTIO's sampling on FTIO's JSON, JSON lines, MessagePack",
 		run:     runPeriod,
 	})
@@ -43,6 +43,7 @@ func runPeriod(args []string, stdout, stderr io.Writer) error {
 	jobView := fs.Bool("job", false, "the same as --signal job")
 	top := fs.Int("top", 0, "also list the `N` strongest frequencies of the spectrum (FTIO's -n)")
 	layer := fs.String("layer", "", "FTIO's sampling of iopred traces and Darshan DXT logs: take only the `posix` (POSIX and stdio, those inside MPI-IO calls too) or the `mpiio` records; unset, every byte once")
+	autocorr := fs.Bool("autocorrelation", false, "also estimate the period from the autocorrelation's peaks and merge it with the DFT's as FTIO's --autocorrelation does (FTIO's period and confidence)")
 	fitN := fs.Int("fit", 0, "also fit the signal with its mean and `N` waves of the strongest frequencies (FTIO's Fourier fit)")
 	start := fs.Float64("start", math.Inf(-1), "analyse only the requests' parts after `S` seconds since the start (FTIO's time window)")
 	outlier := fs.String("outlier", "zscore", "FTIO's detector of the spectrum's outlying bins: zscore, dbscan, lof, isoforest (seeded by --seed: FTIO-like, not FTIO's answers) or peaks")
@@ -101,7 +102,7 @@ func runPeriod(args []string, stdout, stderr io.Writer) error {
 			break
 		}
 		*signal = "job"
-		for _, name := range []string{"fs", "tol", "amplitude", "average", "ftio-mode", "online", "per-process", "start", "end", "top", "fit", "layer", "outlier", "seed"} {
+		for _, name := range []string{"fs", "tol", "amplitude", "average", "ftio-mode", "online", "per-process", "start", "end", "top", "fit", "autocorrelation", "layer", "outlier", "seed"} {
 			if set[name] {
 				*signal = "ftio"
 			}
@@ -111,8 +112,8 @@ func runPeriod(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("--signal %q: want auto, job or ftio", *signal)
 	}
 	if *signal == "job" {
-		if set["start"] || set["end"] || set["top"] || set["fit"] || set["layer"] || set["outlier"] || set["seed"] {
-			return fmt.Errorf("--start, --end, --top, --fit, --layer, --outlier and --seed apply to FTIO's sampling (--signal ftio), not to the job's signal")
+		if set["start"] || set["end"] || set["top"] || set["fit"] || set["autocorrelation"] || set["layer"] || set["outlier"] || set["seed"] {
+			return fmt.Errorf("--start, --end, --top, --fit, --autocorrelation, --layer, --outlier and --seed apply to FTIO's sampling (--signal ftio), not to the job's signal")
 		}
 		return runPeriodJob(paths, mode, *asJSON, *plot, *jobs, *useMPI, stdout, stderr)
 	}
@@ -163,13 +164,19 @@ func runPeriod(args []string, stdout, stderr io.Writer) error {
 		f := res.FourierFit(*fitN)
 		fit = &f
 	}
+	var merged *ftio.MergedPrediction
+	if *autocorr {
+		m := res.MergeAutocorrelation()
+		merged = &m
+	}
 	if *asJSON {
 		line := struct {
 			Signal string `json:"signal"`
 			ftio.Result
-			Top []ftio.Candidate `json:"top_frequencies,omitempty"`
-			Fit *ftio.Fit        `json:"fourier_fit,omitempty"`
-		}{"ftio", res, topN, fit}
+			Top    []ftio.Candidate       `json:"top_frequencies,omitempty"`
+			Fit    *ftio.Fit              `json:"fourier_fit,omitempty"`
+			Merged *ftio.MergedPrediction `json:"autocorrelation_merge,omitempty"`
+		}{"ftio", res, topN, fit, merged}
 		return json.NewEncoder(stdout).Encode(line)
 	}
 	if err := writeFTIOSignal(stdout, paths, res, *avg); err != nil {
@@ -193,6 +200,9 @@ func runPeriod(args []string, stdout, stderr io.Writer) error {
 		if _, err := io.WriteString(stdout, b.String()); err != nil {
 			return err
 		}
+	}
+	if merged != nil {
+		return ftio.WriteMerged(stdout, *merged)
 	}
 	return nil
 }

@@ -356,3 +356,40 @@ func TestPeriodOutlier(t *testing.T) {
 		t.Errorf("--outlier lof on iopred traces: exit %d\n%s%s", code, out, errs)
 	}
 }
+
+// TestPeriodAutocorrelation proves --autocorrelation prints FTIO's merged
+// prediction on its example (FTIO v0.0.9 prints 1.9267 s at 89.25%) in
+// text and JSON, and is refused with the job's signal.
+func TestPeriodAutocorrelation(t *testing.T) {
+	example := filepath.Join(ftioExamples(t), "tmio-8ranks.jsonl")
+	run := func(args ...string) (string, string, int) {
+		var out, errb bytes.Buffer
+		code := runMain(append([]string{"period"}, args...), &out, &errb)
+		return out.String(), errb.String(), code
+	}
+	out, errs, code := run("--autocorrelation", example)
+	if code != 0 || !strings.Contains(out, "merged with the DFT as FTIO does (merged): period 1.92667 s, confidence 0.8925") {
+		t.Errorf("--autocorrelation: exit %d\n%s%s", code, out, errs)
+	}
+	out, errs, code = run("--autocorrelation", "--json", example)
+	var res struct {
+		Merged *struct {
+			PeriodS    *float64 `json:"period_s"`
+			Confidence float64  `json:"confidence"`
+			Auto       struct {
+				PeriodS *float64 `json:"period_s"`
+			} `json:"autocorrelation"`
+		} `json:"autocorrelation_merge"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &res) != nil || res.Merged == nil || res.Merged.PeriodS == nil ||
+		math.Abs(*res.Merged.PeriodS-1.9267) > 1e-4 || math.Abs(res.Merged.Confidence-0.8925) > 1e-4 || res.Merged.Auto.PeriodS == nil {
+		t.Errorf("--autocorrelation --json: exit %d\n%s%s", code, out, errs)
+	}
+	if def, _, _ := run("--json", example); strings.Contains(def, "autocorrelation_merge") {
+		t.Errorf("the default merges:\n%s", def)
+	}
+	dir, _ := synthTraces(t)
+	if _, errs, code = run("--signal", "job", "--autocorrelation", dir); code == 0 || !strings.Contains(errs, "--autocorrelation") {
+		t.Errorf("--signal job --autocorrelation: exit %d, stderr %q", code, errs)
+	}
+}

@@ -1,0 +1,137 @@
+#!/bin/bash
+# Records the period corpus's fresh held-out set (labels.tsv, half "fresh"):
+# runs recorded after the verdict was last changed, to judge it on data that
+# tuned nothing. Most come from generators the tuning and held-out halves do
+# not use:
+#   - shell loops: dd writes a checkpoint and fsyncs it, then sleep; the
+#     period is the sleep plus the checkpoint's time (no deadline: the phase
+#     drifts), each checkpoint a new process;
+#   - Python steps: a fixed amount of computation between checkpoints (the
+#     period is whatever the CPU makes of it, as for a simulation);
+#   - LAMMPS at other dump intervals, the IOR-like job at other pauses;
+#   - not periodic: dd bursts after random sleeps from a shell, fio mixes,
+#     SQLite, gzip, cp, make with other sources, and workload.py's pool and
+#     random bursts at new seeds.
+# Labels as record.sh's (period 0: measured from the trace as the mean
+# interval between the starts of BURSTS write bursts to FILE).
+# With FRESH_HALF=fresh2 it records a second such set at other periods,
+# sizes and seeds (names ending in b), for a change made after looking at
+# the first.
+# usage: tests/periodcorpus/record_fresh.sh [NAME_PATTERN]  (from the
+# repository root after make; RECORD_NICE=-10 as root on a shared machine)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+here=$root/tests/periodcorpus
+lib=$root/build/libiopred.so
+py=/usr/bin/python3
+only=${1:-}
+[ -f "$lib" ] || { echo "record_fresh.sh: $lib missing: run make first" >&2; exit 1; }
+work=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
+nicelevel=${RECORD_NICE:-0}
+set=${FRESH_HALF:-fresh}
+# pick FIRST SECOND: the first set's value, or the second's.
+pick() { if [ "$set" = fresh ]; then echo "$1"; else echo "$2"; fi; }
+
+# run NAME CLASS PERIOD BURSTS FILE LOAD CMD...: as record.sh's; the label
+# goes to labels.tsv in place of an older one of the same name.
+run() {
+  local name=$1 class=$2 period=$3 bursts=$4 file=$5 load=$6
+  shift 6
+  if [ -n "$only" ] && [[ $name != $only ]]; then return; fi
+  local out=$here/runs/$name data=$work/$name
+  rm -rf "$out"; mkdir -p "$out" "$data"
+  local hog=
+  if [ "$load" = 1 ]; then nice -n "$nicelevel" $py -c 'while True: pass' & hog=$!; fi
+  echo "recording $name" >&2
+  local before; before=$(cut -d' ' -f1 /proc/loadavg)
+  (cd "$data" && nice -n "$nicelevel" env LD_PRELOAD="$lib" IOPRED_DIR="$out" IOPRED_PREDICT=0 \
+     OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_plm_rsh_agent= \
+     DATA="$data" "$@") > "$work/$name.log" 2>&1 || { cat "$work/$name.log" >&2; exit 1; }
+  if [ -n "$hog" ]; then kill $hog; wait $hog 2>/dev/null || true; fi
+  rm -rf "$data"
+  printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$(date -u +%FT%TZ)" "$before" "$(cut -d' ' -f1 /proc/loadavg)" "$nicelevel" >> "$here/recorded.tsv"
+  grep -v "^$name	" "$here/labels.tsv" > "$work/labels" || true
+  printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$class" "$period" "$bursts" "$file" "$set" >> "$work/labels"
+  cp "$work/labels" "$here/labels.tsv"
+}
+
+# Periodic: shell loops (sleep after each checkpoint).
+for spec in $(pick "shloop1:0.2:30:4:0 shloop2:0.5:20:16:0 shloop3:1.0:12:8:1 shloop4:0.35:25:1:0" \
+                   "shloop1b:0.3:25:2:0 shloop2b:0.7:16:12:1 shloop3b:0.15:40:1:0"); do
+  spec=${spec//:/ }
+  set -- $spec
+  run $1 periodic 0 $3 ckpt.dat $5 sh -c "for i in \$(seq $3); do dd if=/dev/zero of=ckpt.dat bs=256k count=$4 conv=fsync status=none; sleep $2; done"
+done
+# Python steps: N rounds of arithmetic between checkpoints.
+for spec in $(pick "pystep1:600000:30:1048576:0 pystep2:1500000:16:4194304:0 pystep3:1000000:24:262144:1" \
+                   "pystep1b:800000:25:2097152:1 pystep2b:400000:30:524288:0"); do
+  spec=${spec//:/ }
+  set -- $spec
+  run $1 periodic 0 $3 ckpt.dat $5 $py -c "
+import os
+s = 0
+for c in range($3):
+    for i in range($2):
+        s += i * i % 7
+    fd = os.open('ckpt.dat', os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    for k in range(max(1, $4 // 262144)):
+        os.write(fd, bytes(min($4, 262144)))
+    os.fsync(fd)
+    os.close(fd)
+"
+done
+# LAMMPS at other dump intervals.
+input=$root/tests/predict/testdata/melt.lmp
+for spec in $(pick "lammps20:20:1000:0 lammps75:75:3000:0 lammps150load:150:4500:1" "lammps40b:40:1600:0 lammps120loadb:120:3600:1"); do
+  spec=${spec//:/ }
+  set -- $spec
+  sed -e "s/dump            snapshots all atom 50/dump            snapshots all atom $2/" -e "s/^run .*/run             $3/" "$input" > "$work/$1.lmp"
+  run $1 periodic 0 $(($3 / $2 + 1)) snapshots.dump $4 lmp -in "$work/$1.lmp" -var out . -log none -screen none
+done
+# The IOR-like MPI-IO job at other pauses and sizes.
+mpicc -O2 -o "$work/ior" "$root/tests/mpi/testdata/ior.c"
+if [ "$set" = fresh ]; then
+  run ior200 periodic 0 20 ckpt.dat 0 mpirun --oversubscribe -np 2 "$work/ior" . 2 131072 32768 200 ckpt=20
+  run ior60load periodic 0 40 ckpt.dat 1 mpirun --oversubscribe -np 2 "$work/ior" . 2 65536 65536 60 ckpt=40
+else
+  run ior300b periodic 0 16 ckpt.dat 0 mpirun --oversubscribe -np 2 "$work/ior" . 3 262144 65536 300 ckpt=16
+fi
+
+# Not periodic: dd bursts after random sleeps (exponential, drawn beforehand).
+for s in $(pick "1 2" "3 4"); do
+  sleeps=$($py -c "import random; r = random.Random($s + 100); print(' '.join('%.3f:%d' % (r.expovariate(1 / 0.4), r.randint(1, 24)) for _ in range(30)))")
+  run shrand$s aperiodic 0 0 - 0 sh -c "for p in $sleeps; do sleep \${p%:*}; dd if=/dev/zero of=burst.dat bs=128k count=\${p#*:} conv=fsync status=none; done"
+done
+for s in $(pick "6 7" "8"); do run pool$s aperiodic 0 0 - 0 $py "$here/workload.py" pool . 8 $s; done
+if [ "$set" = fresh ]; then
+run random6 aperiodic 0 0 - 0 $py "$here/workload.py" random . 10 0.25 6
+run random7 aperiodic 0 0 - 0 $py "$here/workload.py" random . 12 0.6 7
+else
+run random8 aperiodic 0 0 - 0 $py "$here/workload.py" random . 10 0.35 8
+run fio7 aperiodic 0 0 - 0 fio --name=mix --filename=fio.dat --size=16m --rw=randwrite --bssplit=8k/60:256k/40 --rate_iops=60 --rate_process=poisson --runtime=6 --time_based --randseed=7 --fsync=2
+run sqlite6 aperiodic 0 0 - 0 sh -c "sqlite3 db.sqlite 'CREATE TABLE t(v); WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x < 20000) INSERT INTO t SELECT randomblob(abs(random()) % 3000) FROM c; DELETE FROM t WHERE rowid % 3 = 0; VACUUM;'"
+fi
+[ "$set" = fresh ] || { echo "recorded in $here/runs" >&2; exit 0; }
+run fio5 aperiodic 0 0 - 0 fio --name=mix --filename=fio.dat --size=16m --rw=randwrite --bssplit=4k/50:64k/30:1m/20 --rate_iops=80 --rate_process=poisson --runtime=6 --time_based --randseed=5 --fsync=4
+run fio6 aperiodic 0 0 - 0 fio --name=mix --filename=fio.dat --size=8m --rw=randrw --rwmixread=50 --bs=32k --rate_iops=150 --rate_process=poisson --runtime=5 --time_based --randseed=6
+for s in 4 5; do
+  $py -c 'import random
+r = random.Random('$s')
+print("CREATE TABLE t(id INTEGER PRIMARY KEY, v BLOB);")
+for i in range(60):
+    print("BEGIN;")
+    for j in range(r.randint(1, 120)): print("INSERT INTO t(v) VALUES(randomblob(%d));" % r.randint(10, 12000))
+    if r.random() < 0.4: print("UPDATE t SET v = randomblob(%d) WHERE id %% %d = 0;" % (r.randint(10, 500), r.randint(2, 9)))
+    print("COMMIT;")' > "$work/sql$s"
+  run sqlite$s aperiodic 0 0 - 0 sh -c "sqlite3 db.sqlite < $work/sql$s"
+done
+mkdir -p "$work/tree"
+for j in $(seq 1 150); do head -c $(( (j * 104729) % 400000 + 500 )) /dev/urandom > "$work/tree/f$j"; done
+run gzip1 aperiodic 0 0 - 0 sh -c "cp -r $work/tree t && gzip -r t"
+run cp1 aperiodic 0 0 - 0 cp -r "$work/tree" copy
+mkdir -p "$work/src"
+for j in $(seq 1 30); do printf 'double g%d(double x) { double s = 0; for (int i = 0; i < %d; i++) s += x / (i + 1); return s; }\n' $j $((j * 1000)) > "$work/src/g$j.c"; done
+printf 'OBJ := $(patsubst %%.c,%%.o,$(wildcard $(SRC)/*.c))\nall: libg.so\nlibg.so: $(notdir $(OBJ))\n\tgcc -shared -o $@ $^\n%%.o: $(SRC)/%%.c\n\tgcc -O1 -fPIC -c -o $@ $<\n' > "$work/src/Makefile"
+run make3 aperiodic 0 0 - 0 make -j2 -f "$work/src/Makefile" SRC="$work/src"
+echo "recorded in $here/runs" >&2
