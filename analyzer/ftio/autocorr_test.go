@@ -27,7 +27,7 @@ func TestMergeAutocorrelationFTIOExamples(t *testing.T) {
 			res := analyzeFile(t, tc.file, ModeWrite)
 			m := res.MergeAutocorrelation()
 			a := m.Autocorrelation
-			if !near(a.Candidates, tc.candidates, 1e-9) || !near(a.Kept, tc.kept, 1e-9) {
+			if !closeSlices(a.Candidates, tc.candidates, 1e-9) || !closeSlices(a.Kept, tc.kept, 1e-9) {
 				t.Errorf("candidates %v kept %v, FTIO %v kept %v", a.Candidates, a.Kept, tc.candidates, tc.kept)
 			}
 			// FTIO prints the autocorrelation's period to 0.01 s and its
@@ -43,18 +43,6 @@ func TestMergeAutocorrelationFTIOExamples(t *testing.T) {
 			}
 		})
 	}
-}
-
-func near(a, b []float64, tol float64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if math.Abs(a[i]-b[i]) > tol {
-			return false
-		}
-	}
-	return true
 }
 
 // The autocorrelation through the FFT equals the direct sum FTIO's NumPy

@@ -22,8 +22,6 @@ only=${1:-}
 [ -f "$lib" ] || { echo "record.sh: $lib missing: run make first" >&2; exit 1; }
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
-[ -n "$only" ] || printf 'run\tclass\tperiod_s\tbursts\tfile\thalf\n' > "$here/labels.tsv"
-[ -f "$here/recorded.tsv" ] || printf 'run\tdate_utc\tload1_before\tload1_after\tnice\n' > "$here/recorded.tsv"
 nicelevel=${RECORD_NICE:-0}
 
 # half NAME: the half a run belongs to: odd-numbered programs and seeds tune,
@@ -36,26 +34,7 @@ half() {
   esac
 }
 
-# run NAME CLASS PERIOD BURSTS FILE LOAD CMD...: records one run (LOAD=1: a CPU
-# hog runs beside it, untraced).
-run() {
-  local name=$1 class=$2 period=$3 bursts=$4 file=$5 load=$6
-  shift 6
-  if [ -n "$only" ] && [[ $name != $only ]]; then return; fi
-  local out=$here/runs/$name data=$work/$name
-  rm -rf "$out"; mkdir -p "$out" "$data"
-  local hog=
-  if [ "$load" = 1 ]; then nice -n "$nicelevel" $py -c 'while True: pass' & hog=$!; fi
-  echo "recording $name" >&2
-  local before; before=$(cut -d' ' -f1 /proc/loadavg)
-  (cd "$data" && nice -n "$nicelevel" env LD_PRELOAD="$lib" IOPRED_DIR="$out" IOPRED_PREDICT=0 \
-     OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_plm_rsh_agent= \
-     DATA="$data" "$@") > "$work/$name.log" 2>&1 || { cat "$work/$name.log" >&2; exit 1; }
-  if [ -n "$hog" ]; then kill $hog; wait $hog 2>/dev/null || true; fi
-  rm -rf "$data"
-  printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$(date -u +%FT%TZ)" "$before" "$(cut -d' ' -f1 /proc/loadavg)" "$nicelevel" >> "$here/recorded.tsv"
-  if [ -z "$only" ]; then printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$class" "$period" "$bursts" "$file" "$(half "$name")" >> "$here/labels.tsv"; fi
-}
+. "$here/recordlib.sh"
 
 w=$here/workload.py
 # Periodic: checkpoint loops at several periods, sizes, jitters and loads.

@@ -33,28 +33,8 @@ set=${FRESH_HALF:-fresh}
 # pick FIRST SECOND: the first set's value, or the second's.
 pick() { if [ "$set" = fresh ]; then echo "$1"; else echo "$2"; fi; }
 
-# run NAME CLASS PERIOD BURSTS FILE LOAD CMD...: as record.sh's; the label
-# goes to labels.tsv in place of an older one of the same name.
-run() {
-  local name=$1 class=$2 period=$3 bursts=$4 file=$5 load=$6
-  shift 6
-  if [ -n "$only" ] && [[ $name != $only ]]; then return; fi
-  local out=$here/runs/$name data=$work/$name
-  rm -rf "$out"; mkdir -p "$out" "$data"
-  local hog=
-  if [ "$load" = 1 ]; then nice -n "$nicelevel" $py -c 'while True: pass' & hog=$!; fi
-  echo "recording $name" >&2
-  local before; before=$(cut -d' ' -f1 /proc/loadavg)
-  (cd "$data" && nice -n "$nicelevel" env LD_PRELOAD="$lib" IOPRED_DIR="$out" IOPRED_PREDICT=0 \
-     OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_plm_rsh_agent= \
-     DATA="$data" "$@") > "$work/$name.log" 2>&1 || { cat "$work/$name.log" >&2; exit 1; }
-  if [ -n "$hog" ]; then kill $hog; wait $hog 2>/dev/null || true; fi
-  rm -rf "$data"
-  printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$(date -u +%FT%TZ)" "$before" "$(cut -d' ' -f1 /proc/loadavg)" "$nicelevel" >> "$here/recorded.tsv"
-  grep -v "^$name	" "$here/labels.tsv" > "$work/labels" || true
-  printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$class" "$period" "$bursts" "$file" "$set" >> "$work/labels"
-  cp "$work/labels" "$here/labels.tsv"
-}
+half() { echo "$set"; }
+. "$here/recordlib.sh"
 
 # Periodic: shell loops (sleep after each checkpoint).
 for spec in $(pick "shloop1:0.2:30:4:0 shloop2:0.5:20:16:0 shloop3:1.0:12:8:1 shloop4:0.35:25:1:0" \

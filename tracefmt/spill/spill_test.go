@@ -218,13 +218,9 @@ func TestParseForeign(t *testing.T) {
 	}
 }
 
-// Convert gives a trace that tracefmt reads: the header's identity and
-// fork time, every event with its path and bytes, and a footer.
-func TestConvert(t *testing.T) {
-	sp, err := Parse(sample(100), "s")
-	if err != nil {
-		t.Fatal(err)
-	}
+// convertAndRead converts a parsed spill and opens the trace it gives.
+func convertAndRead(t *testing.T, sp *Spill) *tracefmt.Reader {
+	t.Helper()
 	var buf bytes.Buffer
 	if err := Convert(sp, &buf, Options{}); err != nil {
 		t.Fatal(err)
@@ -233,6 +229,17 @@ func TestConvert(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return r
+}
+
+// Convert gives a trace that tracefmt reads: the header's identity and
+// fork time, every event with its path and bytes, and a footer.
+func TestConvert(t *testing.T) {
+	sp, err := Parse(sample(100), "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := convertAndRead(t, sp)
 	h := r.Header()
 	if h.PID != 42 || h.PPID != 7 || h.ForkUnixNs != h.StartUnixNs || h.StartMonoNs != 1000 {
 		t.Fatalf("header %+v", h)
@@ -354,14 +361,7 @@ func TestPrefetchCounters(t *testing.T) {
 			if (got == nil) != (tc.want == nil) || got != nil && *got != *tc.want {
 				t.Fatalf("prefetch %+v, want %+v", got, tc.want)
 			}
-			var buf bytes.Buffer
-			if err := Convert(sp, &buf, Options{}); err != nil {
-				t.Fatal(err)
-			}
-			r, err := tracefmt.NewReader(&buf, "t")
-			if err != nil {
-				t.Fatal(err)
-			}
+			r := convertAndRead(t, sp)
 			for {
 				if _, err := r.Next(); err == io.EOF {
 					break
