@@ -95,3 +95,41 @@ func BenchmarkReaderNext(b *testing.B) {
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
 }
+
+// BenchmarkDecodePaths reads one trace of 200,000 loop events to its end
+// with the general line parser (scanLine, encoding/json for the rest),
+// with the fast event scanner, and with the fast scanner and shared
+// events (ReuseEvents): the three side by side in one run.
+func BenchmarkDecodePaths(b *testing.B) {
+	const n = 200000
+	data := writeTrace(b, testHeader(), WriterOptions{}, loopRecords(n, 1))
+	for _, path := range []struct {
+		name           string
+		general, reuse bool
+	}{{"general", true, false}, {"fast", false, false}, {"fast-reuse", false, true}} {
+		b.Run(path.name, func(b *testing.B) {
+			b.ReportAllocs()
+			events := 0
+			for i := 0; i < b.N; i++ {
+				r, err := NewReader(bytes.NewReader(data), "bench")
+				if err != nil {
+					b.Fatal(err)
+				}
+				r.generalOnly = path.general
+				if path.reuse {
+					r.ReuseEvents()
+				}
+				if err := r.Each(func(rec Record) error {
+					if rec.Event != nil {
+						events++
+					}
+					return nil
+				}); err != nil {
+					b.Fatal(err)
+				}
+				r.Close()
+			}
+			b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+		})
+	}
+}

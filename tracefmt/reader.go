@@ -106,11 +106,23 @@ type Reader struct {
 	files      map[uint32]File
 	footer     *Footer
 	endsClean  bool // the last record read was a footer
-	ops        map[string]string
+	ops        map[string]*opInfo
+	// lastOp and lastFile remember the previous event's operation and
+	// file: a loop's events repeat them, and a comparison is cheaper
+	// than a map lookup. lastFile.ID is 0 when nothing is remembered.
+	lastOp   *opInfo
+	lastFile File
+
+	// generalOnly turns the fast event scanner off (tests compare the
+	// two paths).
+	generalOnly bool
 
 	// slab is where the next events are made, eventSlab at a time: one
 	// allocation instead of one per event. Each event is returned once.
 	slab []Event
+	// reuse makes every event come in shared (ReuseEvents).
+	reuse  bool
+	shared Event
 
 	// rawOnly makes readFrame find the next frame's bytes without
 	// decoding them (FinalFooter).
@@ -141,7 +153,7 @@ func newReader(in io.Reader, name string, closer io.Closer) (*Reader, error) {
 		dec:      dec,
 		contexts: make(map[uint64]Context),
 		files:    make(map[uint32]File),
-		ops:      make(map[string]string),
+		ops:      make(map[string]*opInfo),
 	}
 	if err := r.readHeader(); err != nil {
 		r.release()
@@ -304,6 +316,13 @@ func (r *Reader) Next() (Record, error) {
 		}
 	}
 }
+
+// ReuseEvents makes Next return every event in one Event of the Reader's,
+// which the next call overwrites: for a caller that is done with each
+// event before it asks for the next, reading costs no memory per event
+// (an event is about 170 bytes, made and later collected). The other
+// records stay fresh.
+func (r *Reader) ReuseEvents() { r.reuse = true }
 
 // ReadAll opens the trace at path (any format Open reads) and calls fn on every record after the
 // header. It returns the header and the first error from the reader
@@ -506,6 +525,15 @@ func (ef *eventFields) bad(field string, err error) {
 // parse decodes one line. ok is false for records to skip (unknown kinds).
 func (r *Reader) parse(line []byte) (rec Record, ok bool, err error) {
 	var ef eventFields
+	if !r.generalOnly && scanEvent(line, &ef) {
+		e, err := r.event(&ef)
+		if err != nil {
+			return rec, false, err
+		}
+		r.endsClean = false
+		return Record{Kind: KindEvent, Event: e}, true, nil
+	}
+	ef = eventFields{}
 	kind, complex, err := scanLine(line, &ef)
 	if err != nil {
 		return rec, false, r.formatError("", err)
@@ -589,6 +617,7 @@ func (r *Reader) parse(line []byte) (rec Record, ok bool, err error) {
 		file := f.File
 		file.ID = *f.ID
 		r.files[file.ID] = file
+		r.lastFile = File{}
 		rec = Record{Kind: KindFile, File: &file}
 	case KindProc:
 		p := new(Proc)
@@ -653,24 +682,22 @@ func (r *Reader) event(ef *eventFields) (*Event, error) {
 	case !ef.hasD:
 		return nil, r.formatError("d", errors.New("event without a duration"))
 	}
-	if len(r.slab) == 0 {
-		r.slab = make([]Event, eventSlab)
-	}
-	e := &r.slab[0]
-	r.slab = r.slab[1:]
-	*e = Event{PID: r.hdr.PID, Rank: r.rank}
-	if ef.opEscaped {
-		if err := json.Unmarshal(ef.op, &e.Op); err != nil {
-			return nil, r.formatError("o", err)
-		}
-	} else if op, ok := r.ops[string(ef.op)]; ok {
-		e.Op = op
+	var e *Event
+	if r.reuse {
+		e = &r.shared
 	} else {
-		e.Op = string(ef.op)
-		if len(r.ops) < maxOps {
-			r.ops[e.Op] = e.Op
+		if len(r.slab) == 0 {
+			r.slab = make([]Event, eventSlab)
 		}
+		e = &r.slab[0]
+		r.slab = r.slab[1:]
 	}
+	*e = Event{PID: r.hdr.PID, Rank: r.rank}
+	op, err := r.op(ef)
+	if err != nil {
+		return nil, err
+	}
+	e.Op = op.name
 	if ef.hasF {
 		if ef.f < 0 || ef.f > 1<<32-1 {
 			return nil, r.formatError("f", fmt.Errorf("file id %d out of range", ef.f))
@@ -679,11 +706,14 @@ func (r *Reader) event(ef *eventFields) (*Event, error) {
 	}
 	e.FileID = r.prevFile
 	if e.FileID != 0 {
-		f, ok := r.files[e.FileID]
-		if !ok {
-			return nil, r.formatError("f", fmt.Errorf("file id %d used before its definition", e.FileID))
+		if e.FileID != r.lastFile.ID {
+			f, ok := r.files[e.FileID]
+			if !ok {
+				return nil, r.formatError("f", fmt.Errorf("file id %d used before its definition", e.FileID))
+			}
+			r.lastFile = File{ID: e.FileID, Path: f.Path}
 		}
-		e.Path = f.Path
+		e.Path = r.lastFile.Path
 	}
 	if ef.c != 0 {
 		if ef.c < 0 || ef.c >= int64(len(r.ctxByIndex)) || r.ctxByIndex[ef.c] == 0 {
@@ -702,15 +732,15 @@ func (r *Reader) event(ef *eventFields) (*Event, error) {
 		return nil, r.formatError("e", fmt.Errorf("errno %d out of range", ef.e))
 	}
 	e.Errno = int32(ef.e)
-	e.Layer = LayerOf(e.Op)
-	data := IsData(e.Op)
+	e.Layer = op.layer
+	data := op.data
 	e.Size, e.Aux = ef.s, ef.a
 	e.Seq, e.Parent = ef.q, ef.p
 	e.Ret = expectedRet(data, e.Size)
 	if ef.hasR {
 		e.Ret = ef.r
 	}
-	e.Bytes = expectedBytes(data, e.Op, e.Ret, e.Size)
+	e.Bytes = expectedBytesIn(data, op.posix, e.Ret, e.Size)
 	if ef.hasB {
 		e.Bytes = ef.b
 	}
@@ -732,6 +762,145 @@ func (r *Reader) event(ef *eventFields) (*Event, error) {
 	r.prevStart = e.StartNs
 	e.EndNs = e.StartNs + ef.d
 	return e, nil
+}
+
+// opInfo is an operation name with what the reader derives from it.
+type opInfo struct {
+	name  string
+	layer Layer
+	data  bool // IsData
+	posix bool // layer == LayerPOSIX
+}
+
+func newOpInfo(name string) *opInfo {
+	l := LayerOf(name)
+	return &opInfo{name: name, layer: l, data: IsData(name), posix: l == LayerPOSIX}
+}
+
+// op returns the event's operation, interned: the previous event's, or
+// one from the table (up to maxOps names), or a new one.
+func (r *Reader) op(ef *eventFields) (*opInfo, error) {
+	if ef.opEscaped {
+		var name string
+		if err := json.Unmarshal(ef.op, &name); err != nil {
+			return nil, r.formatError("o", err)
+		}
+		return newOpInfo(name), nil
+	}
+	if r.lastOp != nil && string(ef.op) == r.lastOp.name {
+		return r.lastOp, nil
+	}
+	op, ok := r.ops[string(ef.op)]
+	if !ok {
+		op = newOpInfo(string(ef.op))
+		if len(r.ops) < maxOps {
+			r.ops[op.name] = op
+		}
+	}
+	r.lastOp = op
+	return op, nil
+}
+
+// eventPrefix starts every event line the writer writes.
+const eventPrefix = `{"k":"e","o":"`
+
+// scanEvent decodes an event line in the form the writer gives it: the
+// kind, then an unescaped operation, then integer fields with one- or
+// two-letter keys, no spaces. It reports false on anything else (then ef
+// holds nothing of use) and leaves that line to scanLine, which reads
+// every form and says what is wrong; on the lines it takes, its fields
+// are exactly scanLine's.
+func scanEvent(b []byte, ef *eventFields) bool {
+	if len(b) < len(eventPrefix) || string(b[:len(eventPrefix)]) != eventPrefix {
+		return false
+	}
+	i := len(eventPrefix)
+	j := i
+	for ; j < len(b) && b[j] != '"'; j++ {
+		if b[j] == '\\' || b[j] < 0x20 {
+			return false
+		}
+	}
+	if j >= len(b) {
+		return false
+	}
+	ef.op, ef.hasOp = b[i:j], true
+	i = j + 1
+	for {
+		// ,"k": or ,"kk": then an integer
+		if i+5 >= len(b) || b[i] != ',' || b[i+1] != '"' {
+			return i == len(b)-1 && b[i] == '}'
+		}
+		k0, k1 := b[i+2], b[i+3]
+		if k1 == '"' {
+			k1 = 0
+			i += 4
+		} else {
+			if i+6 >= len(b) || b[i+4] != '"' {
+				return false
+			}
+			i += 5
+		}
+		if b[i] != ':' {
+			return false
+		}
+		i++
+		neg := i < len(b) && b[i] == '-'
+		if neg {
+			i++
+		}
+		start := i
+		var u uint64
+		for ; i < len(b) && b[i]-'0' <= 9; i++ {
+			u = u*10 + uint64(b[i]-'0')
+		}
+		// At most 18 digits: no overflow; longer numbers and leading
+		// zeros are scanLine's to judge.
+		if n := i - start; n == 0 || n > 18 || (n > 1 && b[start] == '0') {
+			return false
+		}
+		v := int64(u)
+		if neg {
+			v = -v
+		}
+		if k1 != 0 {
+			if k0 != 'n' || k1 != 'x' {
+				return false
+			}
+			ef.hasNX = v != 0
+			continue
+		}
+		switch k0 {
+		case 'f':
+			ef.f, ef.hasF = v, true
+		case 'c':
+			ef.c = v
+		case 'i':
+			ef.i, ef.hasI = v, true
+		case 's':
+			ef.s = v
+		case 'r':
+			ef.r, ef.hasR = v, true
+		case 'b':
+			ef.b, ef.hasB = v, true
+		case 'e':
+			ef.e = v
+		case 'a':
+			ef.a = v
+		case 'q':
+			ef.q = v
+		case 'p':
+			ef.p = v
+		case 'x':
+			ef.x, ef.hasX = v, true
+		case 't':
+			ef.t, ef.hasT = v, true
+		case 'd':
+			ef.d, ef.hasD = v, true
+		default:
+			return false
+		}
+	}
 }
 
 // scanLine walks a flat JSON object, collecting the event fields into ef.

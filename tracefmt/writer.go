@@ -528,15 +528,10 @@ func expectedRet(data bool, size int64) int64 {
 	return 0
 }
 
-// expectedBytes is the Bytes value an event line omits: a POSIX data call
-// moves what it returns (nothing on failure), a stdio or MPI-IO data call
-// what it asked for, any other call nothing.
-func expectedBytes(data bool, op string, ret, size int64) int64 {
-	return expectedBytesIn(data, LayerOf(op) == LayerPOSIX, ret, size)
-}
-
-// expectedBytesIn is expectedBytes with the layer test done: posix is
-// whether the call is a POSIX one.
+// expectedBytesIn is the Bytes value an event line omits: a POSIX data
+// call (posix says whether it is one) moves what it returns (nothing on
+// failure), a stdio or MPI-IO data call what it asked for, any other call
+// nothing.
 func expectedBytesIn(data, posix bool, ret, size int64) int64 {
 	if !data {
 		return 0

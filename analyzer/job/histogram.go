@@ -45,9 +45,14 @@ func (h *Histogram) Add(start, end, bytes int64) {
 	if end > start {
 		last = end - 1
 	}
-	h.cover(start/h.WidthNs, last/h.WidthNs)
 	w := h.WidthNs
 	a, b := start/w, last/w
+	if len(h.Bins) == 0 || len(h.Bins) > MaxBins || a < h.First || b >= h.First+int64(len(h.Bins)) {
+		// Bins to add (else cover would leave the histogram as it is).
+		h.cover(a, b)
+		w = h.WidthNs
+		a, b = start/w, last/w
+	}
 	if a == b {
 		h.Bins[a-h.First] += float64(bytes)
 		return

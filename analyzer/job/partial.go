@@ -336,13 +336,17 @@ type Builder struct {
 	t0Unix   int64 // wall-clock ns at the trace's time anchor
 	filter   *pathfilter.Filter
 	excluded map[string]bool // the filter's answer by path
-	flow     tracefmt.DataFlow
-	counts   Counts
-	write    Histogram
-	read     Histogram
-	streams  map[streamKey]*rankStream
-	dropped  int64
-	rankIONs int64
+	// the previous path asked about and the answer: a loop's events
+	// repeat their file
+	lastPath     string
+	lastExcluded bool
+	flow         tracefmt.DataFlow
+	counts       Counts
+	write        Histogram
+	read         Histogram
+	streams      map[streamKey]*rankStream
+	dropped      int64
+	rankIONs     int64
 }
 
 type streamKey struct {
@@ -379,11 +383,15 @@ func (b *Builder) excludes(path string) bool {
 	if b.filter == nil || path == "" {
 		return false
 	}
+	if path == b.lastPath {
+		return b.lastExcluded
+	}
 	x, ok := b.excluded[path]
 	if !ok {
 		x = b.filter.Excludes(path)
 		b.excluded[path] = x
 	}
+	b.lastPath, b.lastExcluded = path, x
 	return x
 }
 

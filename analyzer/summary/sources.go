@@ -33,17 +33,42 @@ const batchesAhead = 2
 const tracesAhead = 2
 
 // batch is a run of one trace's records, or its end: the error that ended
-// it (io.EOF at a clean end).
+// it (io.EOF at a clean end). Its events are in events, which the
+// reader's shared event is copied to: the summary is done with a batch
+// when it asks for the next, and the batch's memory goes back to
+// batchPool.
 type batch struct {
-	recs []tracefmt.Record
-	err  error
+	recs   []tracefmt.Record
+	events []tracefmt.Event
+	err    error
+}
+
+// batchPool holds the record and event arrays of batches the summary is
+// done with, so that reading a trace allocates nothing per event.
+var batchPool sync.Pool // *batch
+
+func newBatch() *batch {
+	if b, ok := batchPool.Get().(*batch); ok {
+		return b
+	}
+	return &batch{recs: make([]tracefmt.Record, 0, batchRecords), events: make([]tracefmt.Event, 0, batchRecords)}
+}
+
+// recycle gives b's arrays back to batchPool, emptied.
+func (b *batch) recycle() {
+	if b == nil || cap(b.recs) != batchRecords || cap(b.events) != batchRecords {
+		return
+	}
+	clear(b.recs)
+	b.recs, b.events, b.err = b.recs[:0], b.events[:0], nil
+	batchPool.Put(b)
 }
 
 // opened is a trace as its reading goroutine opened it.
 type opened struct {
 	hdr     tracefmt.Header
 	err     error
-	batches chan batch
+	batches chan *batch
 }
 
 // sources reads the traces for Summarize: in the calling goroutine when
@@ -114,26 +139,32 @@ func (s *sources) read(i int) bool {
 		return true
 	}
 	defer r.Close()
-	out := make(chan batch, batchesAhead)
+	out := make(chan *batch, batchesAhead)
 	s.slots[i] <- opened{hdr: r.Header(), batches: out}
-	recs := make([]tracefmt.Record, 0, batchRecords)
+	b := newBatch()
 	for {
 		rec, err := r.Next()
 		if err == nil {
-			recs = append(recs, rec)
-			if len(recs) < batchRecords {
+			if rec.Event != nil {
+				// The reader's event is shared: the batch keeps a copy.
+				b.events = append(b.events, *rec.Event)
+				rec.Event = &b.events[len(b.events)-1]
+			}
+			b.recs = append(b.recs, rec)
+			if len(b.recs) < batchRecords {
 				continue
 			}
 		}
+		b.err = err
 		select {
-		case out <- batch{recs: recs, err: err}:
+		case out <- b:
 		case <-s.done:
 			return false
 		}
 		if err != nil {
 			return true
 		}
-		recs = make([]tracefmt.Record, 0, batchRecords)
+		b = newBatch()
 	}
 }
 
@@ -145,6 +176,11 @@ func (s *sources) openTrace(i int) (*feedingSource, error) {
 		s.readers[i] = job.OpenFailed(s.traces[i], err)
 		s.mu.Unlock()
 		return nil, err
+	}
+	if tr, ok := r.(*tracefmt.Reader); ok {
+		// The summary and the job partial are done with each event before
+		// they read the next (Observer says so to the analyses that watch).
+		tr.ReuseEvents()
 	}
 	t := job.NewTraceReader(s.traces[i], r.Header(), s.jobOpt)
 	s.mu.Lock()
@@ -225,8 +261,8 @@ func (s *sources) stop() {
 // the Reader's did when it returned the same record.
 type pipedSource struct {
 	hdr      tracefmt.Header
-	in       chan batch
-	cur      batch
+	in       chan *batch
+	cur      *batch
 	pos      int
 	err      error
 	files    map[uint32]tracefmt.File
@@ -248,14 +284,19 @@ func (p *pipedSource) Close() error {
 }
 
 func (p *pipedSource) Next() (tracefmt.Record, error) {
-	for p.pos >= len(p.cur.recs) {
+	for p.cur == nil || p.pos >= len(p.cur.recs) {
 		if p.err != nil {
 			return tracefmt.Record{}, p.err
 		}
-		if p.cur.err != nil {
+		if p.cur != nil && p.cur.err != nil {
 			p.err = p.cur.err
+			p.cur.recycle()
+			p.cur = nil
 			return tracefmt.Record{}, p.err
 		}
+		// Every record of the current batch was returned, and the
+		// summary is done with its events.
+		p.cur.recycle()
 		p.cur, p.pos = <-p.in, 0
 	}
 	rec := p.cur.recs[p.pos]

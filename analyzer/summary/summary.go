@@ -253,7 +253,8 @@ type Observer interface {
 	Begin(proc int, trace string, h tracefmt.Header)
 	// Event is the next event of the trace that the summary counts (not
 	// on an excluded path); dir is the direction of its own data
-	// (tracefmt.DataFlow).
+	// (tracefmt.DataFlow). e is valid during the call only: the summary
+	// reads the next event into the same memory.
 	Event(e *tracefmt.Event, dir tracefmt.Direction)
 	// End closes the trace with its summary (whose StartNs is set only
 	// once every trace is read).
@@ -526,6 +527,22 @@ func (s *summarizer) trace(proc int, path string, open func() (recordSource, err
 	files, ctxs := s.files, s.ctxs
 	var lastEnd int64
 	var flow tracefmt.DataFlow
+	// The previous event's file, the layer last marked on it, and the
+	// calls of one operation on it not yet added to its Calls: a loop's
+	// events repeat them, and the maps need not be asked each time.
+	var (
+		lastF     *fileAcc
+		lastLayer tracefmt.Layer
+		callsOp   string
+		callsN    uint64
+	)
+	flushCalls := func() {
+		if callsN > 0 {
+			lastF.Calls[callsOp] += callsN
+			callsN = 0
+		}
+	}
+	defer flushCalls()
 	for {
 		rec, err := r.Next()
 		if err == io.EOF {
@@ -591,7 +608,13 @@ func (s *summarizer) trace(proc int, path string, open func() (recordSource, err
 			p.IONs += dur
 			p.BytesRead += read
 			p.BytesWritten += written
-			f := fileOf(files, e.Path)
+			f := lastF
+			if f == nil || e.Path != f.Path {
+				flushCalls()
+				f = fileOf(files, e.Path)
+				f.procs[proc] = true
+				lastF, lastLayer = f, ""
+			}
 			// Each layer's own view: a POSIX call under an MPI-IO call
 			// moved its bytes in POSIX's view, though not again in the
 			// application's.
@@ -606,10 +629,13 @@ func (s *summarizer) trace(proc int, path string, open func() (recordSource, err
 			}
 			p.Layers.add(e.Layer, 1, lread, lwritten)
 			f.Layers.add(e.Layer, 1, lread, lwritten)
-			if f.traced == nil {
-				f.traced = map[tracefmt.Layer]bool{}
+			if e.Layer != lastLayer {
+				if f.traced == nil {
+					f.traced = map[tracefmt.Layer]bool{}
+				}
+				f.traced[e.Layer] = true
+				lastLayer = e.Layer
 			}
-			f.traced[e.Layer] = true
 			if e.Op == "copy_file_range" && e.Bytes > 0 && e.Aux > 0 && e.Aux <= 1<<32-1 {
 				// The event names the input file; the bytes also land in
 				// the output file, whose id is in Aux.
@@ -620,12 +646,15 @@ func (s *summarizer) trace(proc int, path string, open func() (recordSource, err
 					o.procs[proc] = true
 				}
 			}
-			f.Calls[e.Op]++
+			if e.Op != callsOp {
+				flushCalls()
+				callsOp = e.Op
+			}
+			callsN++
 			f.Events++
 			f.BytesRead += read
 			f.BytesWritten += written
 			f.IONs += dur
-			f.procs[proc] = true
 			if e.Ctx != 0 {
 				c := ctxs[e.Ctx]
 				if c == nil {

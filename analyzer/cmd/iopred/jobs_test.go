@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -72,5 +73,36 @@ func TestJobsFlagBad(t *testing.T) {
 	var out, errOut bytes.Buffer
 	if code := runMain([]string{"summary", "--jobs", "0", t.TempDir()}, &out, &errOut); code == 0 || !strings.Contains(errOut.String(), "--jobs 0") {
 		t.Fatalf("exit %d, stderr %q", code, errOut.String())
+	}
+}
+
+// shareBounds cuts the traces into contiguous, non-empty shares of about
+// equal bytes, as many as asked when there are traces enough.
+func TestShareBounds(t *testing.T) {
+	dir := t.TempDir()
+	var traces []string
+	for i, size := range []int{100, 100, 100, 100, 400, 10, 10, 10} {
+		p := filepath.Join(dir, string(rune('a'+i)))
+		if err := os.WriteFile(p, make([]byte, size), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		traces = append(traces, p)
+	}
+	for _, c := range []struct {
+		traces []string
+		n      int
+		want   []int
+	}{
+		{traces, 1, []int{0, 8}},
+		{traces, 2, []int{0, 4, 8}},    // 400 bytes, then 430
+		{traces, 3, []int{0, 3, 4, 8}}, // 300, 100, 430: the 400-byte trace cannot be split
+		{traces, 8, []int{0, 1, 2, 3, 4, 5, 6, 7, 8}},
+		{traces, 20, []int{0, 1, 2, 3, 4, 5, 6, 7, 8}},
+		{traces[:2], 2, []int{0, 1, 2}},
+		{[]string{filepath.Join(dir, "missing"), traces[0], traces[1]}, 2, []int{0, 2, 3}},
+	} {
+		if got := shareBounds(c.traces, c.n); !slices.Equal(got, c.want) {
+			t.Errorf("%d traces in %d shares: %v, want %v", len(c.traces), c.n, got, c.want)
+		}
 	}
 }

@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"strings"
+	"sync"
 
 	"iopred/analyzer/insights"
 	"iopred/analyzer/summary"
@@ -56,9 +59,13 @@ func runSummary(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		col = insights.NewCollector(insights.Thresholds{})
-		opt.Observer = col
-		rep, sumErr = summary.Summarize(traces, opt)
+		if *jobs > 1 && len(traces) > 1 {
+			rep, col, sumErr = summarizeInShares(traces, opt, insights.Thresholds{}, *jobs)
+		} else {
+			col = insights.NewCollector(insights.Thresholds{})
+			opt.Observer = col
+			rep, sumErr = summary.Summarize(traces, opt)
+		}
 	}
 	if rep == nil {
 		return sumErr
@@ -114,6 +121,70 @@ func writeFindings(w io.Writer, fs []insights.Finding) error {
 		}
 	}
 	return nil
+}
+
+// summarizeInShares is summary.Summarize with its findings' collector on
+// jobs goroutines, as the MPI mode spreads it over ranks: each goroutine
+// reads a contiguous share of the traces (of about equal bytes) into its
+// own partial summary and collector, and the shares are combined in
+// order. Unlike decoding ahead of one summarising goroutine, no part of
+// the reading is left to a single core.
+func summarizeInShares(traces []string, opt summary.Options, th insights.Thresholds, jobs int) (*summary.Report, *insights.Collector, error) {
+	bounds := shareBounds(traces, jobs)
+	sums := make([]*summary.Partial, len(bounds)-1)
+	cols := make([]*insights.Collector, len(bounds)-1)
+	var wg sync.WaitGroup
+	for k := range sums {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			col := insights.NewShareCollector(th)
+			o := opt
+			o.Observer, o.Jobs = col, 1
+			sums[k], cols[k] = summary.Read(traces, bounds[k], bounds[k+1], o), col
+		}()
+	}
+	wg.Wait()
+	rep, err := summary.Combine(traces, sums, opt)
+	return rep, insights.Combine(th, cols), err
+}
+
+// shareBounds splits traces into at most n contiguous shares of about
+// equal bytes (a trace that cannot be sized counts as the mean), none
+// empty: share k is traces[b[k]:b[k+1]].
+func shareBounds(traces []string, n int) []int {
+	n = max(min(n, len(traces)), 1)
+	sizes := make([]int64, len(traces))
+	var total int64
+	for i, t := range traces {
+		sizes[i] = -1
+		if st, err := os.Stat(strings.SplitN(t, "#", 2)[0]); err == nil {
+			sizes[i] = st.Size()
+			total += sizes[i]
+		}
+	}
+	mean := total/int64(len(traces)) + 1
+	total = 0
+	for i := range sizes {
+		if sizes[i] < 0 {
+			sizes[i] = mean
+		}
+		total += sizes[i]
+	}
+	bounds := []int{0}
+	var sum int64
+	for i, size := range sizes {
+		// Share k ends before trace i when that leaves it nearer its part
+		// of the bytes than taking trace i would, or when the traces left
+		// are only enough for one per share.
+		k := len(bounds)
+		left := len(traces) - i
+		if k < n && i > bounds[k-1] && left >= n-k && ((2*sum+size)*int64(n) > 2*total*int64(k) || left == n-k) {
+			bounds = append(bounds, i)
+		}
+		sum += size
+	}
+	return append(bounds, len(traces))
 }
 
 // summarizeMPI is summary.Summarize with its findings' collector, spread
