@@ -14,15 +14,7 @@
 # niced work does not delay it; each run's load average before and after, and
 # the nice level, go to recorded.tsv.
 set -euo pipefail
-root=$(cd "$(dirname "$0")/../.." && pwd)
-here=$root/tests/periodcorpus
-lib=$root/build/libiopred.so
-py=/usr/bin/python3
-only=${1:-}
-[ -f "$lib" ] || { echo "record.sh: $lib missing: run make first" >&2; exit 1; }
-work=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
-nicelevel=${RECORD_NICE:-0}
+. "$(dirname "$0")/recordlib.sh"
 
 # half NAME: the half a run belongs to: odd-numbered programs and seeds tune,
 # even ones judge; of the three LAMMPS and IOR runs, one each tunes.
@@ -34,7 +26,6 @@ half() {
   esac
 }
 
-. "$here/recordlib.sh"
 
 w=$here/workload.py
 # Periodic: checkpoint loops at several periods, sizes, jitters and loads.

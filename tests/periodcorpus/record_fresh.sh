@@ -20,21 +20,12 @@
 # usage: tests/periodcorpus/record_fresh.sh [NAME_PATTERN]  (from the
 # repository root after make; RECORD_NICE=-10 as root on a shared machine)
 set -euo pipefail
-root=$(cd "$(dirname "$0")/../.." && pwd)
-here=$root/tests/periodcorpus
-lib=$root/build/libiopred.so
-py=/usr/bin/python3
-only=${1:-}
-[ -f "$lib" ] || { echo "record_fresh.sh: $lib missing: run make first" >&2; exit 1; }
-work=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
-nicelevel=${RECORD_NICE:-0}
+. "$(dirname "$0")/recordlib.sh"
 set=${FRESH_HALF:-fresh}
 # pick FIRST SECOND: the first set's value, or the second's.
 pick() { if [ "$set" = fresh ]; then echo "$1"; else echo "$2"; fi; }
 
 half() { echo "$set"; }
-. "$here/recordlib.sh"
 
 # Periodic: shell loops (sleep after each checkpoint).
 for spec in $(pick "shloop1:0.2:30:4:0 shloop2:0.5:20:16:0 shloop3:1.0:12:8:1 shloop4:0.35:25:1:0" \

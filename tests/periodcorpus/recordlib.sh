@@ -1,5 +1,15 @@
-# Sourced by record.sh and record_fresh.sh. Expects here, py, only, work,
-# nicelevel and lib set, and a function half NAME giving a run's set.
+# Sourced by record.sh and record_fresh.sh, which define half NAME (the set
+# a run's label names). Takes the script's first argument as the pattern of
+# the runs to record.
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+here=$root/tests/periodcorpus
+lib=$root/build/libiopred.so
+py=/usr/bin/python3
+only=${1:-}
+[ -f "$lib" ] || { echo "$(basename "$0"): $lib missing: run make first" >&2; exit 1; }
+work=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
+nicelevel=${RECORD_NICE:-0}
 [ -f "$here/labels.tsv" ] || printf 'run\tclass\tperiod_s\tbursts\tfile\thalf\n' > "$here/labels.tsv"
 [ -f "$here/recorded.tsv" ] || printf 'run\tdate_utc\tload1_before\tload1_after\tnice\n' > "$here/recorded.tsv"
 
