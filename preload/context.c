@@ -187,11 +187,11 @@ static uint32_t slot_of(const uintptr_t *pcs, int n, int depth, uint64_t epoch) 
 
 /* memo_verify walks the stack again for a memo hit and counts a mismatch
  * when the walk's frames are not those of the memo's slot. */
-static __attribute__((noinline)) uint32_t memo_verify(uint32_t tag, uint64_t epoch) {
+static __attribute__((noinline)) uint32_t memo_verify(uint32_t tag) {
   uintptr_t pcs[IOP_MAX_DEPTH + 8], kept[IOP_MAX_DEPTH];
   int depth = iop_cfg.ctx_depth;
   int n = iop_backtrace(pcs, depth + 8, 0);
-  uint32_t slot = slot_of(pcs, n, depth, epoch);
+  uint32_t slot = slot_of(pcs, n, depth, iop_unwind_epoch());
   int first = 0;
   while (first < n && pcs[first] >= self_lo && pcs[first] < self_hi) first++;
   int want = n - first < depth ? n - first : depth;
@@ -208,15 +208,19 @@ IOP_HIDDEN uint32_t iop_capture(void) {
   uintptr_t pcs[IOP_MAX_DEPTH + 8];
   struct iop_walk_memos *m = my_memos;
   if (IOP_UNLIKELY(!m) && memo_mode != MEMO_OFF) m = memo_acquire();
-  /* Read before the walk: an unload that ends during it cannot have
-   * removed code the walk passed through (it is on this stack). A memo
-   * hit needs no epoch: the unwinder drops every memo when one begins. */
-  uint64_t epoch = iop_unwind_epoch();
-  if (IOP_UNLIKELY(!m)) return slot_of(pcs, iop_backtrace(pcs, depth + 8, 0), depth, epoch);
+  /* The epoch is read after the walk, and only when a slot is looked up:
+   * an unload during the walk cannot have removed code the walk passed
+   * through (it is on this stack), so those modules are named alike in
+   * either epoch. A memo hit needs none: the unwinder drops every memo
+   * when an unload begins. */
+  if (IOP_UNLIKELY(!m)) {
+    int n = iop_backtrace(pcs, depth + 8, 0);
+    return slot_of(pcs, n, depth, iop_unwind_epoch());
+  }
   uint32_t tag;
   int n = iop_backtrace_memo(pcs, depth + 8, m, &tag);
-  if (IOP_LIKELY(n < 0)) return IOP_LIKELY(memo_mode == MEMO_ON) ? tag : memo_verify(tag, epoch);
-  uint32_t slot = slot_of(pcs, n, depth, epoch);
+  if (IOP_LIKELY(n < 0)) return IOP_LIKELY(memo_mode == MEMO_ON) ? tag : memo_verify(tag);
+  uint32_t slot = slot_of(pcs, n, depth, iop_unwind_epoch());
   iop_walk_memo_tag(m, slot);
   return slot;
 }
