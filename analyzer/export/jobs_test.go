@@ -19,15 +19,8 @@ import (
 func TestPerfettoJobsIdentical(t *testing.T) {
 	_, traces := jobTraces(t)
 	dir := t.TempDir()
-	set := &synth.TraceSet{Dir: dir}
-	if _, err := synth.Generate(synth.Config{Iterations: 4, ComputeMean: 1, Phase: synth.Burst(5, 200, 1<<16, 1e8, true),
-		NoiseRate: 500, NoiseBytes: 4096, NoiseBandwidth: 1e6, Seed: 4}, set); err != nil {
-		t.Fatal(err)
-	}
-	if err := set.Close(); err != nil {
-		t.Fatal(err)
-	}
-	syn, err := tracefmt.Discover(dir)
+	syn, err := synth.WriteTraces(dir, synth.Config{Iterations: 4, ComputeMean: 1, Phase: synth.Burst(5, 200, 1<<16, 1e8, true),
+		NoiseRate: 500, NoiseBytes: 4096, NoiseBandwidth: 1e6, Seed: 4})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,16 +19,8 @@ import (
 // byte for byte.
 func TestFromTracesJobsIdentical(t *testing.T) {
 	dir := t.TempDir()
-	set := &synth.TraceSet{Dir: dir}
-	_, err := synth.Generate(synth.Config{Iterations: 5, ComputeMean: 1, Phase: synth.Burst(6, 10, 1<<16, 1e8, true),
-		NoiseRate: 300, NoiseBytes: 4096, NoiseBandwidth: 1e6, Seed: 5}, set)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := set.Close(); err != nil {
-		t.Fatal(err)
-	}
-	traces, err := tracefmt.Discover(dir)
+	traces, err := synth.WriteTraces(dir, synth.Config{Iterations: 5, ComputeMean: 1, Phase: synth.Burst(6, 10, 1<<16, 1e8, true),
+		NoiseRate: 300, NoiseBytes: 4096, NoiseBandwidth: 1e6, Seed: 5})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,15 +18,8 @@ import (
 // among them.
 func TestCombineSharesIdentical(t *testing.T) {
 	dir := t.TempDir()
-	set := &synth.TraceSet{Dir: dir}
-	if _, err := synth.Generate(synth.Config{Iterations: 4, ComputeMean: 1, Phase: synth.Burst(5, 12, 1<<16, 1e8, true),
-		NoiseRate: 200, NoiseBytes: 4096, NoiseBandwidth: 1e6, Seed: 7}, set); err != nil {
-		t.Fatal(err)
-	}
-	if err := set.Close(); err != nil {
-		t.Fatal(err)
-	}
-	traces, err := tracefmt.Discover(dir)
+	traces, err := synth.WriteTraces(dir, synth.Config{Iterations: 4, ComputeMean: 1, Phase: synth.Burst(5, 12, 1<<16, 1e8, true),
+		NoiseRate: 200, NoiseBytes: 4096, NoiseBandwidth: 1e6, Seed: 7})
 	if err != nil {
 		t.Fatal(err)
 	}

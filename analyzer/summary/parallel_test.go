@@ -45,13 +45,8 @@ func (d *digestObserver) sum() uint64 {
 func parallelTraceSet(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	set := &synth.TraceSet{Dir: dir}
-	_, err := synth.Generate(synth.Config{Iterations: 6, ComputeMean: 2, Phase: synth.Burst(5, 20, 1<<16, 1e8, true),
-		NoiseRate: 2000, NoiseBytes: 4096, NoiseBandwidth: 1e6, Seed: 3}, set)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := set.Close(); err != nil {
+	if _, err := synth.WriteTraces(dir, synth.Config{Iterations: 6, ComputeMean: 2, Phase: synth.Burst(5, 20, 1<<16, 1e8, true),
+		NoiseRate: 2000, NoiseBytes: 4096, NoiseBandwidth: 1e6, Seed: 3}); err != nil {
 		t.Fatal(err)
 	}
 	other := filepath.Join(dir, "other")

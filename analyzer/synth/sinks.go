@@ -161,3 +161,18 @@ func (s *FTIOLines) Close() error {
 	s.count = 0
 	return nil
 }
+
+// WriteTraces generates the job c describes as one iopred trace per
+// process in dir, and returns the paths of the traces in dir in
+// tracefmt.Discover's order.
+func WriteTraces(dir string, c Config) ([]string, error) {
+	set := &TraceSet{Dir: dir}
+	if _, err := Generate(c, set); err != nil {
+		set.Close()
+		return nil, err
+	}
+	if err := set.Close(); err != nil {
+		return nil, err
+	}
+	return tracefmt.Discover(dir)
+}
