@@ -113,7 +113,34 @@ static void *iop_checked_next(const char *name, void *p) {
  * checked and takes dlsym's answer for the rest, as before the check. */
 static int iop_forked;
 
+/* Every real function is looked up at the first lookup of any (see
+ * iop_resolve_all). Not in the constructor: a tool preloaded before this
+ * library that interposes dlsym (GOTCHA) is not ready before its own
+ * constructor, which runs after ours. 0: not yet, 1: under way, 2: done. */
+static _Atomic int resolve_state;
+static __thread int resolving_here;
+static void iop_resolve_all(void);
+
+static void iop_resolve_all_once(void) {
+  int expect = 0;
+  if (!atomic_compare_exchange_strong(&resolve_state, &expect, 1)) return;
+  resolving_here = 1;
+  iop_resolve_all();
+  resolving_here = 0;
+  atomic_store(&resolve_state, 2);
+}
+
+/* iop_await_resolved runs before a fork: the child must not inherit the
+ * loader's lock from a thread that is still looking functions up. The
+ * wait is bounded: a constructor that forks holds the loader's lock
+ * itself, and the lookup it waits for would wait for that lock. */
+static void iop_await_resolved(void) {
+  if (resolving_here) return;
+  for (int i = 0; atomic_load(&resolve_state) == 1 && i < 20000; i++) sched_yield();
+}
+
 IOP_HIDDEN void *iop_resolve(const char *name) {
+  if (atomic_load_explicit(&resolve_state, memory_order_relaxed) == 0) iop_resolve_all_once();
   /* dlsym may allocate and, on some paths, do I/O of its own: keep it
    * unrecorded. */
   int was = iop_in;
@@ -654,13 +681,15 @@ IOP_EXPORT int dlclose(void *handle) {
 
 /* ---- fork and exec ---- */
 
+static pid_t (*real_fork)(void);
 IOP_EXPORT pid_t fork(void) {
-  static pid_t (*real)(void);
-  if (!real) real = (pid_t(*)(void))iop_resolve("fork");
+  if (!real_fork) real_fork = (pid_t(*)(void))iop_resolve("fork");
+  pid_t (*real)(void) = real_fork;
   if (!real) {
     errno = ENOSYS;
     return -1;
   }
+  iop_await_resolved();
   pid_t r = real();
   if (r > 0 && iop_state == IOP_ACTIVE) {
     int e = errno;
@@ -672,13 +701,15 @@ IOP_EXPORT pid_t fork(void) {
 
 /* _Fork (glibc 2.34) runs no fork handlers: the child's reset is called
  * here instead. */
+static pid_t (*real__Fork)(void);
 IOP_EXPORT pid_t _Fork(void) {
-  static pid_t (*real)(void);
-  if (!real) real = (pid_t(*)(void))iop_resolve("_Fork");
+  if (!real__Fork) real__Fork = (pid_t(*)(void))iop_resolve("_Fork");
+  pid_t (*real)(void) = real__Fork;
   if (!real) {
     errno = ENOSYS;
     return -1;
   }
+  iop_await_resolved();
   pid_t r = real();
   int e = errno;
   if (r == 0) {
@@ -711,9 +742,10 @@ static int iop_exec_prepare(const char *path) {
 IOP_HIDDEN void iop_exec_failed(void);
 
 #define EXEC_WRAPPER(name, params, args, pathexpr)                        \
+  static int(*real_##name) params;                                       \
   IOP_EXPORT int name params {                                           \
-    static int(*real) params;                                            \
-    if (!real) real = (int(*) params)iop_resolve(#name);                 \
+    if (!real_##name) real_##name = (int(*) params)iop_resolve(#name);   \
+    int(*real) params = real_##name;                                     \
     if (!real) {                                                         \
       errno = ENOSYS;                                                    \
       return -1;                                                         \
@@ -734,6 +766,22 @@ EXEC_WRAPPER(execv, (const char *path, char *const argv[]), (path, argv), path)
 EXEC_WRAPPER(execvp, (const char *file, char *const argv[]), (file, argv), file)
 EXEC_WRAPPER(execvpe, (const char *file, char *const argv[], char *const envp[]), (file, argv, envp), file)
 EXEC_WRAPPER(fexecve, (int fd, char *const argv[], char *const envp[]), (fd, argv, envp), "")
+
+/* iop_resolve_all looks every real function up at once, before the
+ * first fork. Looked up on each function's first use instead, a lookup
+ * could run in a thread of the program while another thread forks: the
+ * loader's lock (and a malloc arena's, which dlsym may take) would then
+ * stay held for ever in the child, whose first call of that function
+ * would wait on it. A forked child that only writes (or execs) must never
+ * need the loader. */
+static void iop_resolve_all(void) {
+  real_fork = (pid_t(*)(void))iop_resolve("fork");
+  real__Fork = (pid_t(*)(void))iop_resolve("_Fork");
+#define RESOLVE_EXEC(name) real_##name = (__typeof__(real_##name))iop_resolve(#name);
+  RESOLVE_EXEC(execve) RESOLVE_EXEC(execv) RESOLVE_EXEC(execvp) RESOLVE_EXEC(execvpe) RESOLVE_EXEC(fexecve)
+#undef RESOLVE_EXEC
+  iop_resolve_wrapped();
+}
 
 /* The list forms gather their arguments into a vector on the stack. */
 #define IOP_MAX_EXEC_ARGS 4096

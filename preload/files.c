@@ -448,6 +448,10 @@ IOP_HIDDEN int64_t iop_fd_offset(int fd) {
 
 static off64_t (*real_ftello64)(FILE *);
 
+IOP_HIDDEN void iop_stream_pos_resolve(void) {
+  if (!real_ftello64) real_ftello64 = (off64_t(*)(FILE *))iop_resolve("ftello64");
+}
+
 static int64_t stream_pos(FILE *fp) {
   if (IOP_UNLIKELY(!real_ftello64)) real_ftello64 = (off64_t(*)(FILE *))iop_resolve("ftello64");
   int e = errno;

@@ -110,6 +110,10 @@ extern IOP_HIDDEN volatile int iop_state;
 extern IOP_HIDDEN int64_t iop_t0_mono, iop_t0_unix;
 
 IOP_HIDDEN void *iop_resolve(const char *name);
+/* Look up every wrapper's real function (wrappers.c), and the stream
+ * position function (files.c), while the library starts. */
+IOP_HIDDEN void iop_resolve_wrapped(void);
+IOP_HIDDEN void iop_stream_pos_resolve(void);
 IOP_HIDDEN int iop_begin(struct iop_call *c, int op, int layer);
 IOP_HIDDEN void iop_end(struct iop_call *c);
 /* CLOCK_MONOTONIC in ns, read through the vDSO (30 to 45 ns here). */

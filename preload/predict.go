@@ -170,10 +170,8 @@ func iopGoPredict(out *C.struct_iopred_prediction, max C.int) (n C.int) {
 		d.op = opKind(p.Op)
 		d.fd = -1
 		d.path = nil
-		if p.Path != "" {
-			cpath := C.CString(p.Path)
+		if cpath, err := goCString(p.Path); p.Path != "" && err == nil {
 			id := C.iop_file_lookup(cpath)
-			C.free(unsafe.Pointer(cpath))
 			if id != 0 {
 				d.fd = C.int(C.iop_file_fd(id))
 				d.path = C.iop_file_path(id)

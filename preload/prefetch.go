@@ -92,9 +92,11 @@ func initPrefetch() {
 		if f == nil || len(f.Off) < 2 || len(f.Off) != len(f.Size) || len(f.Off) > readsPerFile {
 			continue
 		}
-		cpath := C.CString(path)
+		cpath, err := goCString(path)
+		if err != nil {
+			continue
+		}
 		id := C.iop_file_lookup(cpath)
-		C.free(unsafe.Pointer(cpath))
 		if id == 0 {
 			continue
 		}

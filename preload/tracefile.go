@@ -40,13 +40,29 @@ func createTraceFile(path string) (*traceFile, error) {
 // of the program's way, without racing the program's own opens for the
 // lowest free number (see iop_open_private).
 func openPrivate(path string, flags, mode int) (int, error) {
-	cpath := C.CString(path)
-	defer C.free(unsafe.Pointer(cpath))
+	cpath, err := goCString(path)
+	if err != nil {
+		return -1, err
+	}
 	fd := int(C.iop_open_private(cpath, C.int(flags), C.int(mode)))
 	if fd < 0 {
 		return -1, syscall.Errno(-fd)
 	}
 	return fd, nil
+}
+
+// goCString is path as a C string in Go's memory, for a C function that
+// does not keep it. C.CString would call malloc, and this runs on Go's
+// threads while the program runs: a program that forks with _Fork (which
+// takes none of malloc's locks) while one of them is inside malloc leaves
+// its child with a lock nobody releases, and a child that then calls
+// malloc or fork waits for ever. A path holding a NUL byte is EINVAL.
+func goCString(path string) (*C.char, error) {
+	p, err := syscall.BytePtrFromString(path)
+	if err != nil {
+		return nil, err
+	}
+	return (*C.char)(unsafe.Pointer(p)), nil
 }
 
 // fileMode is the mode of every file the library writes (traces, models,

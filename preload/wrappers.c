@@ -215,3 +215,21 @@ IOP_DEFINE(void, rewind, (FILE *fp)) {
   iop_end(&c);
   errno = c.err;
 }
+
+/* iop_resolve_wrapped looks up the real function of every wrapper here
+ * (core.c's iop_resolve_all says why it is done at start). */
+IOP_HIDDEN void iop_resolve_wrapped(void) {
+#define CALL(layer, R, name, ...) (void)iop_real_##name();
+#define VCALL(layer, R, name, params, lastarg, vname, ...) (void)iop_real_##vname();
+#include "calls.def"
+#undef CALL
+#undef VCALL
+  (void)iop_real_open();
+  (void)iop_real_open64();
+  (void)iop_real_openat();
+  (void)iop_real_openat64();
+  (void)iop_real_fcntl();
+  (void)iop_real_fcntl64();
+  (void)iop_real_rewind();
+  iop_stream_pos_resolve();
+}

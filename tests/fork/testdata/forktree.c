@@ -3,7 +3,13 @@
  * the parent write in a loop (so some are inside the library at each
  * fork). Every child and grandchild writes N pwrites of 64 bytes to a file
  * named after its pid, and prints "pid ppid" on stdout. One child in four
- * forks with _Fork, which runs no fork handlers.
+ * forks with _Fork, which runs no fork handlers, and forks its grandchild
+ * with _Fork too: a child of _Fork in a process with threads may call only
+ * async-signal-safe functions (POSIX.1-2024), which fork is not. glibc's
+ * fork takes malloc's locks, and in a child of _Fork those are as the
+ * other threads left them: any thread that was inside malloc at the fork
+ * (the program's, or one the Go runtime was starting) would make that
+ * fork wait for ever, with iopred or without it.
  * Usage: forktree DIR CHILDREN THREADS N */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -50,9 +56,10 @@ int main(int argc, char **argv) {
   pthread_t t[64];
   for (int i = 0; i < threads && i < 64; i++) pthread_create(&t[i], NULL, spin, NULL);
   for (int c = 0; c < children; c++) {
-    pid_t p = c % 4 == 3 ? _Fork() : fork();
+    int raw = c % 4 == 3;
+    pid_t p = raw ? _Fork() : fork();
     if (p == 0) {
-      pid_t g = fork();
+      pid_t g = raw ? _Fork() : fork();
       if (g == 0) {
         work();
         _exit(0);
