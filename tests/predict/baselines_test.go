@@ -147,6 +147,21 @@ func iorLike(t testing.TB, dir string) []string {
 // exactly as good, about 1% over the table's delay rows.
 const delayNoiseZ = 3
 
+// fioThreads is fio's checkpoint job (1 MiB writes in bursts of 8 with 250
+// ms of think time) beside a job reading its input, as threads of one
+// process (--thread), as analyzer/centersim/traces/record.sh records it:
+// two threads whose calls interleave.
+func fioThreads(t testing.TB, dir string) []string {
+	fio := testenv.Tool(t, "fio")
+	work := testTempDir(t)
+	if res := testenv.Traced(t, dir, nil, work, fio, "--thread", "--output=/dev/null",
+		"--name=ckpt", "--directory="+work, "--rw=write", "--bs=1m", "--size=96m", "--thinktime=250ms", "--thinktime_blocks=8",
+		"--name=input", "--directory="+work, "--rw=read", "--bs=1m", "--size=32m"); res.Code != 0 {
+		t.Fatalf("fio: %+v", res)
+	}
+	return []string{programTrace(t, dir, "fio")}
+}
+
 // testTempDir is t.TempDir for tests and benchmarks alike.
 func testTempDir(t testing.TB) string { return t.TempDir() }
 
@@ -163,6 +178,9 @@ var realPrograms = []program{
 	{"hdf5", h5Checkpoints, steadyAtLeast(0.95)},
 	{"python", pythonCheckpoints, steadyAtLeast(0.95)},
 	{"ior", iorLike, steadyAtLeast(0.95)},
+	// fio is not a loop of the program's own (its threads' calls
+	// interleave as the scheduler runs them): fields only, no steady goal.
+	{"fio", fioThreads, func(testing.TB, string, []replay.Report) {}},
 }
 
 // steadyAtLeast checks the context accuracy of every steady phase.
