@@ -85,6 +85,9 @@ func (m *Model) laneCandidates(one func() []Prediction) []Prediction {
 		lastEnd = max(lastEnd, m.lanes[i].prevEndNs)
 	}
 	var out []Prediction
+	// topLane is the lane of the first candidate after the stable sort
+	// below: the first one appended with the highest probability.
+	topLane, topProb := -1, 0.0
 	for i := range m.lanes {
 		l := &m.lanes[i]
 		if l.weight < 0.01 {
@@ -94,6 +97,9 @@ func (m *Model) laneCandidates(one func() []Prediction) []Prediction {
 		for _, p := range one() {
 			p.Probability *= l.weight
 			p.Delay = max(0, p.Delay+time.Duration(l.prevEndNs-lastEnd))
+			if topLane < 0 || p.Probability > topProb {
+				topLane, topProb = i, p.Probability
+			}
 			out = append(out, p)
 		}
 	}
@@ -121,7 +127,7 @@ func (m *Model) laneCandidates(one func() []Prediction) []Prediction {
 		if s, ok := m.dict[symKey{out[0].Ctx, out[0].Op}]; ok {
 			m.pending = s
 		}
-		m.threadFileFallback(&out[0])
+		m.threadFileFallback(out, topLane != cur)
 	}
 	return out
 }
@@ -133,14 +139,45 @@ func (m *Model) laneCandidates(one func() []Prediction) []Prediction {
 // but the reader's calls follow one another). The answers given are
 // scored at the next event, so a process that asks for no predictions
 // pays nothing.
-func (m *Model) threadFileFallback(p *Prediction) {
+//
+// switching tells whether the first candidate is another thread's than
+// the previous call's: the merged candidates then bet on a change of
+// thread, where the previous call's file bets on its thread going on. The
+// two bets are scored apart (one score let a phase where the main thread
+// ran alone, its lane's candidate right, outvote the previous call's file
+// for the next eight calls of two interleaved worker threads: fio's second
+// run), and a bet on a change of thread yields until it has been right
+// more often, not on a tie (each of four fio runs lost the call that would
+// have proved it). It yields to the likeliest candidate on the previous
+// call's file when there is one, moved first whole (its own call, offset
+// and size; the bet stays among the candidates), else as below.
+func (m *Model) threadFileFallback(out []Prediction, switching bool) {
 	if m.opt.NoFallback {
 		return
 	}
-	m.pendingPath, m.pendingFile = p.Path, true
+	p := &out[0]
+	m.pendingPath, m.pendingFile, m.pendingSwitch = p.Path, true, switching
 	prev := m.procPrevPath
-	if !m.threadFile.useBase() || prev == "" || p.Path == prev {
+	useBase := m.threadFile[0].useBase()
+	if switching {
+		useBase = m.threadFile[1].preferBase(false)
+	}
+	if !useBase || prev == "" || p.Path == prev {
 		return
+	}
+	if switching {
+		for i := 1; i < len(out); i++ {
+			if out[i].Path == prev {
+				c := out[i]
+				// The time to the process's next call stays the bet's:
+				// a thread's own next call may come after a pause
+				// (fio's think time) that the other thread's calls fill.
+				c.Delay, c.Fallback = out[0].Delay, c.Fallback&^FieldDelay|out[0].Fallback&FieldDelay|FieldFile
+				copy(out[1:i+1], out[:i])
+				out[0] = c
+				return
+			}
+		}
 	}
 	// The call is still the candidate's, so its offset and size say
 	// nothing of that file: no offset, and NextSize and NextOffset, which

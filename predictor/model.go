@@ -219,11 +219,14 @@ type Model struct {
 	// procPrevPath is the file of the process's latest call on one, in
 	// whichever thread (prevPath is the current lane's). threadFile scores,
 	// in a process with several threads, the file of the first of the
-	// merged candidates (pendingPath, when pendingFile) against it.
-	procPrevPath string
-	threadFile   arbiter
-	pendingPath  string
-	pendingFile  bool
+	// merged candidates (pendingPath, when pendingFile) against it: [0]
+	// where that candidate is the previous call's thread's, [1] where it
+	// is another thread's (pendingSwitch; see threadFileFallback).
+	procPrevPath  string
+	threadFile    [2]arbiter
+	pendingPath   string
+	pendingFile   bool
+	pendingSwitch bool
 	// delayArb scores the delay of the model's first candidate against
 	// the last gap.
 	delayArb delayErrors
@@ -284,7 +287,7 @@ func (m *Model) resetRun() {
 	m.lastGap, m.haveGap = 0, false
 	m.freshSize, m.hasFreshSize = 0, false
 	m.delayArb = delayErrors{}
-	m.procPrevPath, m.threadFile, m.pendingFile = "", arbiter{}, false
+	m.procPrevPath, m.threadFile, m.pendingFile = "", [2]arbiter{}, false
 	m.newTransFile, m.topFile = arbiter{}, arbiter{}
 	m.closedSizes = map[string]int64{}
 	m.pending = -1
@@ -392,7 +395,11 @@ func (m *Model) Observe(e *tracefmt.Event) {
 	path := fileKey(e)
 	if m.pendingFile {
 		if path != "" && m.procPrevPath != "" {
-			m.threadFile.record(m.pendingPath == path, m.procPrevPath == path)
+			arb := &m.threadFile[0]
+			if m.pendingSwitch {
+				arb = &m.threadFile[1]
+			}
+			arb.record(m.pendingPath == path, m.procPrevPath == path)
 		}
 		m.pendingFile = false
 	}

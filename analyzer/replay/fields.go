@@ -1,6 +1,8 @@
 package replay
 
 import (
+	"math"
+
 	"iopred/predictor"
 	"iopred/tracefmt"
 )
@@ -23,6 +25,34 @@ type FieldScore struct {
 	// SteadyBaseline the baseline's, when there is one.
 	Steady         *float64 `json:"steady,omitempty"`
 	SteadyBaseline *float64 `json:"steady_baseline,omitempty"`
+	// DiffSE, for a field judged by a mean error (delay), is the standard
+	// error of Model - BaselineValue: of the mean of the per-call
+	// differences of the two errors, both taken on the same calls (see
+	// WorseBeyondNoise).
+	DiffSE float64 `json:"diff_se,omitempty"`
+}
+
+// WorseBeyondNoise tells whether the model is worse than the baseline by
+// more than z standard errors of the mean per-call difference (DiffSE),
+// for a field judged by a mean error; for a field judged by hits, whether
+// it is worse at all (see AtLeastBaseline).
+//
+// A delay is judged on wall-clock gaps, and a run recorded while other
+// work loads the machine has gaps that the program did not make: one
+// descheduling adds milliseconds to a microsecond gap. Model and baseline
+// are scored on the same calls, so the difference of their errors
+// is paired, but which of the two a stray gap favours is chance, and
+// a few of them can put either ahead by a margin no predictor controls.
+// The per-call differences measure that chance on the run itself: a model
+// worse on the whole (a systematic lag) is worse by many standard errors
+// over the hundreds of calls a run has, while a margin of a few standard
+// errors is what the run's own stray gaps produce as often as the test
+// asks (z = 3: 0.14% of runs one-sided, for a model exactly as good).
+func (f FieldScore) WorseBeyondNoise(z float64) bool {
+	if f.HigherIsBetter || f.DiffSE == 0 {
+		return !f.AtLeastBaseline()
+	}
+	return f.Model-f.BaselineValue > z*f.DiffSE
 }
 
 // AtLeastBaseline tells whether the model is at least as good as the
@@ -63,7 +93,10 @@ type fieldSums struct {
 	delayN                int
 	delayModel, delayBase float64
 	delayFallback         int
-	paper                 float64
+	// delayDiffSq sums the squared per-call differences of the model's
+	// and the baseline's errors (for FieldScore.DiffSE).
+	delayDiffSq float64
+	paper       float64
 }
 
 // snapshot is the running sums at the step a new context appeared: after
@@ -162,12 +195,13 @@ func (ev *Evaluator) scoreFields(e *tracefmt.Event, cands []predictor.Prediction
 	// Delay: the first candidate's against the last gap.
 	if haveGap && top != nil {
 		f.delayN++
-		f.delayModel += abs(float64(top.Delay) - gapNs)
+		modelErr, baseErr := abs(float64(top.Delay)-gapNs), gapNs
 		if b.haveGap {
-			f.delayBase += abs(b.lastGap - gapNs)
-		} else {
-			f.delayBase += gapNs
+			baseErr = abs(b.lastGap - gapNs)
 		}
+		f.delayModel += modelErr
+		f.delayBase += baseErr
+		f.delayDiffSq += (modelErr - baseErr) * (modelErr - baseErr)
 		if top.Fallback&predictor.FieldDelay != 0 {
 			f.delayFallback++
 		}
@@ -268,7 +302,7 @@ func (ev *Evaluator) fieldScores() ([]FieldScore, *SteadyPhase) {
 			FromBaseline: share(float64(f.sizeFallback), f.sizeN)},
 		{Field: "delay", Metric: "mean |error| (s)", HigherIsBetter: false, Scored: f.delayN,
 			Model: share(f.delayModel, f.delayN) / 1e9, Baseline: "last inter-arrival", BaselineValue: share(f.delayBase, f.delayN) / 1e9,
-			FromBaseline: share(float64(f.delayFallback), f.delayN)},
+			FromBaseline: share(float64(f.delayFallback), f.delayN), DiffSE: diffSE(f.delayModel-f.delayBase, f.delayDiffSq, f.delayN) / 1e9},
 	}
 	if steadyPhase != nil {
 		steps := steadyPhase.Steps
@@ -291,4 +325,18 @@ func (ev *Evaluator) fieldScores() ([]FieldScore, *SteadyPhase) {
 		}
 	}
 	return out, steadyPhase
+}
+
+// diffSE is the standard error of the mean of n paired differences whose
+// sum is sum and sum of squares sumSq.
+func diffSE(sum, sumSq float64, n int) float64 {
+	if n < 2 {
+		return 0
+	}
+	mean := sum / float64(n)
+	variance := (sumSq - float64(n)*mean*mean) / float64(n-1)
+	if variance <= 0 {
+		return 0
+	}
+	return math.Sqrt(variance / float64(n))
 }
