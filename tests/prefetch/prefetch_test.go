@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -76,16 +77,38 @@ func TestStridedReaders(t *testing.T) {
 	}
 }
 
+// fadviseThread tells whether the library's fadvise thread was among the
+// threads strided.c names at its end ("tasks ..." on stderr).
+func fadviseThread(t *testing.T, stderr string) bool {
+	t.Helper()
+	for _, line := range strings.Split(stderr, "\n") {
+		if names, ok := strings.CutPrefix(line, "tasks "); ok {
+			return slices.Contains(strings.Fields(names), "iopred-fadvise")
+		}
+	}
+	t.Fatalf("strided printed no tasks line:\n%s", stderr)
+	return false
+}
+
 // TestRandomReadsAreLeftAlone: reads at random offsets never reach the
 // confidence the detector needs, so nothing is prefetched at all (no
-// fadvise, no waste), for a C program and for fio's random reads.
+// fadvise, no waste), for a C program and for fio's random reads; the
+// process does not even get the fadvise thread, which a strided reader
+// of the same file does.
 func TestRandomReadsAreLeftAlone(t *testing.T) {
 	dir := diskDir(t)
 	data := randomFile(t, dir, "data", 128*mib)
 	prog := testenv.CompileC(t, "strided.c")
-	p := sameEverywhere(t, []string{data}, nil, prog, data, "400", fmt.Sprint(64*kib), "0", "0", "random", "11")
+	randomArgs := []string{data, "400", fmt.Sprint(64 * kib), "0", "0", "random", "11"}
+	p := sameEverywhere(t, []string{data}, nil, prog, randomArgs...)
 	if p.Reads < 400 || p.PrefetchedBytes != 0 || p.Calls != 0 {
 		t.Errorf("random reads: want 400 reads seen and nothing prefetched, got %+v", p)
+	}
+	if res, _ := runProgram(t, tracedOn, []string{data}, nil, prog, randomArgs...); fadviseThread(t, res.Stderr) {
+		t.Errorf("random reads: the process started the fadvise thread, with nothing to prefetch")
+	}
+	if res, _ := runProgram(t, tracedOn, []string{data}, nil, prog, data, "120", fmt.Sprint(64*kib), fmt.Sprint(mib), "0", "pread"); !fadviseThread(t, res.Stderr) {
+		t.Errorf("strided reads: no fadvise thread among the process's threads:\n%s", res.Stderr)
 	}
 
 	fio := testenv.Tool(t, "fio")
