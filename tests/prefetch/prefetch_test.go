@@ -78,7 +78,8 @@ func TestStridedReaders(t *testing.T) {
 }
 
 // fadviseThread tells whether the library's fadvise thread was among the
-// threads strided.c names at its end ("tasks ..." on stderr).
+// threads strided.c or pystride.py names at its end ("tasks ..." on
+// stderr).
 func fadviseThread(t *testing.T, stderr string) bool {
 	t.Helper()
 	for _, line := range strings.Split(stderr, "\n") {
@@ -182,7 +183,8 @@ func TestHDF5Hyperslabs(t *testing.T) {
 // readinto (read(2) underneath) is covered like the C reader. The same loop
 // over a numpy.memmap makes no read calls at all (its pages come by page
 // faults, which an LD_PRELOAD library cannot see): prefetching must leave
-// it alone, and it prints the same values.
+// it alone (no fadvise call, no fadvise thread), and it prints the same
+// values.
 func TestPythonStridedLoops(t *testing.T) {
 	dir := diskDir(t)
 	data := randomFile(t, dir, "data", 128*mib)
@@ -191,8 +193,14 @@ func TestPythonStridedLoops(t *testing.T) {
 	p := sameEverywhere(t, []string{data}, nil, py, script, "readinto", data, "120", fmt.Sprint(64*kib), fmt.Sprint(mib), "100")
 	wellCovered(t, p, 120, 0.85)
 	p = sameEverywhere(t, []string{data}, nil, py, script, "memmap", data, "120", fmt.Sprint(64*kib), fmt.Sprint(mib), "100")
-	if p.PrefetchedBytes != 0 {
-		t.Errorf("memmap loop: prefetched %d bytes, but its reads are page faults the library cannot see", p.PrefetchedBytes)
+	if p.PrefetchedBytes != 0 || p.Calls != 0 {
+		t.Errorf("memmap loop: prefetched %d bytes in %d calls, but its reads are page faults the library cannot see", p.PrefetchedBytes, p.Calls)
+	}
+	if res, _ := runProgram(t, tracedOn, []string{data}, nil, py, script, "memmap", data, "120", fmt.Sprint(64*kib), fmt.Sprint(mib), "100"); fadviseThread(t, res.Stderr) {
+		t.Errorf("memmap loop: the process started the fadvise thread, with nothing to prefetch")
+	}
+	if res, _ := runProgram(t, tracedOn, []string{data}, nil, py, script, "readinto", data, "120", fmt.Sprint(64*kib), fmt.Sprint(mib), "100"); !fadviseThread(t, res.Stderr) {
+		t.Errorf("readinto loop: no fadvise thread among the process's threads:\n%s", res.Stderr)
 	}
 }
 
