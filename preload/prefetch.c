@@ -62,6 +62,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -297,6 +298,10 @@ static void fadvise_willneed(int fd, int64_t lo, int64_t hi) {
 static void *pf_thread(void *arg) {
   (void)arg;
   iop_in = 1; /* nothing this thread does is the program's */
+  /* Named, so that top and /proc show whose thread it is. */
+  int e = errno;
+  syscall(SYS_prctl, PR_SET_NAME, (unsigned long)"iopred-fadvise", 0, 0, 0);
+  errno = e;
   for (;;) {
     uint32_t w = atomic_load(&q_word);
     struct pf_req r;
@@ -540,11 +545,11 @@ IOP_HIDDEN void iop_pf_read(struct iop_pf **slot, int fd, uint32_t file, int64_t
     p = NULL;
     if (__atomic_compare_exchange_n(slot, &p, fresh, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) p = fresh;
   }
-  if (IOP_UNLIKELY(atomic_load_explicit(&q_state, memory_order_relaxed) != Q_STARTED)) {
-    if (pf_child && pf_counts == pf_count) return; /* no spill header yet */
-    pf_start();
-    if (atomic_load(&q_state) != Q_STARTED) return;
-  }
+  if (IOP_UNLIKELY(pf_child && pf_counts == pf_count)) return; /* no spill header yet */
+  /* The fadvise thread is started at the first range to queue, not here:
+   * a process whose reads are never predicted (random reads, Python's
+   * module loads) never creates it. */
+  int started = atomic_load_explicit(&q_state, memory_order_relaxed) == Q_STARTED;
   if (atomic_exchange_explicit(&p->busy, 1, memory_order_acquire)) return;
   count(IOP_PF_READS, 1);
   int64_t used = p->nr ? consume(p, off, off + n) : 0;
@@ -609,6 +614,11 @@ IOP_HIDDEN void iop_pf_read(struct iop_pf **slot, int fd, uint32_t file, int64_t
     p->predicted = 1;
     if (!p->cold) break;
     if (advised(p, lo, hi)) continue;
+    if (IOP_UNLIKELY(!started)) {
+      pf_start();
+      started = atomic_load(&q_state) == Q_STARTED;
+      if (!started) break; /* another reader starts it, or it failed */
+    }
     if (p->nr >= PF_RANGES || p->outstanding + (hi - lo) > pf_file_cap) break;
     if (atomic_fetch_add(&pf_outstanding, hi - lo) + (hi - lo) > pf_proc_cap) {
       atomic_fetch_sub(&pf_outstanding, hi - lo);
@@ -632,7 +642,7 @@ IOP_HIDDEN void iop_pf_read(struct iop_pf **slot, int fd, uint32_t file, int64_t
   int cold = p->cold;
   atomic_store_explicit(&p->busy, 0, memory_order_release);
   if (wake) kick();
-  if (k > 0 && cold) help(end_ns);
+  if (k > 0 && cold && started) help(end_ns);
 }
 
 /* iop_pf_close writes off what the description's reads never used, and

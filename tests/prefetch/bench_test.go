@@ -304,3 +304,80 @@ func ratios(a, b []float64) []float64 {
 
 // change is the median paired ratio as a signed percentage.
 func change(a, b []float64) string { return fmt.Sprintf("%+.1f%%", 100*(median(ratios(a, b))-1)) }
+
+// BenchmarkStartupPhases tells apart where a short traced reader's time
+// goes: it runs testdata/phases.c (512 cold preads of 64 KiB at a 1 MiB
+// stride, no computation) without iopred and under it with prefetching
+// off and on, the modes side by side in each repetition
+// (IOPRED_PREFETCH_BENCH_REPS, default 9), and prints the median of each
+// phase: from the spawn to main (loading and starting the library), the
+// first open (the wait at the library's descriptor gate while its Go
+// runtime starts), the first read, the other reads, and from the last
+// read to the exit as the parent sees it (the trace's end).
+// IOPRED_PREFETCH_BENCH_BASELINE adds prefetching on under another build,
+// as for the table:
+//
+//	nice go test -run '^$' -bench StartupPhases -benchtime 1x ./tests/prefetch
+func BenchmarkStartupPhases(b *testing.B) {
+	reps := 9
+	if v, err := strconv.Atoi(os.Getenv("IOPRED_PREFETCH_BENCH_REPS")); err == nil && v > 0 {
+		reps = v
+	}
+	dir := diskDir(b)
+	data := randomFile(b, dir, "data", 512*mib)
+	prog := testenv.CompileC(b, "phases.c")
+	modes := []mode{plain, tracedOff, tracedOn}
+	if base := os.Getenv("IOPRED_PREFETCH_BENCH_BASELINE"); base != "" {
+		if _, err := os.Stat(base); err != nil {
+			b.Fatalf("IOPRED_PREFETCH_BENCH_BASELINE: %v", err)
+		}
+		modes = append(modes, baselineOn)
+	}
+	const nphases = 6
+	var phases [4][nphases][]float64
+	for r := 0; r < reps; r++ {
+		// The order turns each repetition, as in the table.
+		order := append([]mode(nil), modes...)
+		for k := 0; k < r%len(modes); k++ {
+			order = append(order[1:], order[0])
+		}
+		for _, m := range order {
+			env := libEnv(b, m, b.TempDir())
+			coldCache(b, data)
+			spawn := time.Now()
+			res := testenv.Run(b, env, "", prog, data, "512")
+			exit := time.Now()
+			if res.Code != 0 {
+				b.Fatalf("phases (%v): exit %d\n%s", m, res.Code, res.Stderr)
+			}
+			var t [4]int64
+			found := false
+			for _, line := range strings.Split(res.Stderr, "\n") {
+				if _, err := fmt.Sscanf(line, "phases %d %d %d %d", &t[0], &t[1], &t[2], &t[3]); err == nil {
+					found = true
+				}
+			}
+			if !found {
+				b.Fatalf("phases (%v) printed no phases line:\n%s", m, res.Stderr)
+			}
+			stamps := []int64{spawn.UnixNano(), t[0], t[1], t[2], t[3], exit.UnixNano()}
+			for k := 0; k < 5; k++ {
+				phases[m][k] = append(phases[m][k], float64(stamps[k+1]-stamps[k])/1e6)
+			}
+			phases[m][5] = append(phases[m][5], float64(stamps[5]-stamps[0])/1e6)
+		}
+	}
+	var out strings.Builder
+	fmt.Fprintf(&out, "\nphases of 512 cold strided preads, ms, medians of %d repetitions (the modes side by side):\n", reps)
+	tw := tabwriter.NewWriter(&out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "mode\tspawn to main\tfirst open\tfirst read\tother reads\tlast read to exit\ttotal")
+	for _, m := range modes {
+		fmt.Fprintf(tw, "%v", m)
+		for k := 0; k < nphases; k++ {
+			fmt.Fprintf(tw, "\t%.2f", median(phases[m][k]))
+		}
+		fmt.Fprintln(tw)
+	}
+	tw.Flush()
+	fmt.Print(out.String())
+}

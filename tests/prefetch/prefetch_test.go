@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -76,16 +77,39 @@ func TestStridedReaders(t *testing.T) {
 	}
 }
 
+// fadviseThread tells whether the library's fadvise thread was among the
+// threads strided.c or pystride.py names at its end ("tasks ..." on
+// stderr).
+func fadviseThread(t *testing.T, stderr string) bool {
+	t.Helper()
+	for _, line := range strings.Split(stderr, "\n") {
+		if names, ok := strings.CutPrefix(line, "tasks "); ok {
+			return slices.Contains(strings.Fields(names), "iopred-fadvise")
+		}
+	}
+	t.Fatalf("strided printed no tasks line:\n%s", stderr)
+	return false
+}
+
 // TestRandomReadsAreLeftAlone: reads at random offsets never reach the
 // confidence the detector needs, so nothing is prefetched at all (no
-// fadvise, no waste), for a C program and for fio's random reads.
+// fadvise, no waste), for a C program and for fio's random reads; the
+// process does not even get the fadvise thread, which a strided reader
+// of the same file does.
 func TestRandomReadsAreLeftAlone(t *testing.T) {
 	dir := diskDir(t)
 	data := randomFile(t, dir, "data", 128*mib)
 	prog := testenv.CompileC(t, "strided.c")
-	p := sameEverywhere(t, []string{data}, nil, prog, data, "400", fmt.Sprint(64*kib), "0", "0", "random", "11")
+	randomArgs := []string{data, "400", fmt.Sprint(64 * kib), "0", "0", "random", "11"}
+	p := sameEverywhere(t, []string{data}, nil, prog, randomArgs...)
 	if p.Reads < 400 || p.PrefetchedBytes != 0 || p.Calls != 0 {
 		t.Errorf("random reads: want 400 reads seen and nothing prefetched, got %+v", p)
+	}
+	if res, _ := runProgram(t, tracedOn, []string{data}, nil, prog, randomArgs...); fadviseThread(t, res.Stderr) {
+		t.Errorf("random reads: the process started the fadvise thread, with nothing to prefetch")
+	}
+	if res, _ := runProgram(t, tracedOn, []string{data}, nil, prog, data, "120", fmt.Sprint(64*kib), fmt.Sprint(mib), "0", "pread"); !fadviseThread(t, res.Stderr) {
+		t.Errorf("strided reads: no fadvise thread among the process's threads:\n%s", res.Stderr)
 	}
 
 	fio := testenv.Tool(t, "fio")
@@ -159,7 +183,8 @@ func TestHDF5Hyperslabs(t *testing.T) {
 // readinto (read(2) underneath) is covered like the C reader. The same loop
 // over a numpy.memmap makes no read calls at all (its pages come by page
 // faults, which an LD_PRELOAD library cannot see): prefetching must leave
-// it alone, and it prints the same values.
+// it alone (no fadvise call, no fadvise thread), and it prints the same
+// values.
 func TestPythonStridedLoops(t *testing.T) {
 	dir := diskDir(t)
 	data := randomFile(t, dir, "data", 128*mib)
@@ -168,8 +193,14 @@ func TestPythonStridedLoops(t *testing.T) {
 	p := sameEverywhere(t, []string{data}, nil, py, script, "readinto", data, "120", fmt.Sprint(64*kib), fmt.Sprint(mib), "100")
 	wellCovered(t, p, 120, 0.85)
 	p = sameEverywhere(t, []string{data}, nil, py, script, "memmap", data, "120", fmt.Sprint(64*kib), fmt.Sprint(mib), "100")
-	if p.PrefetchedBytes != 0 {
-		t.Errorf("memmap loop: prefetched %d bytes, but its reads are page faults the library cannot see", p.PrefetchedBytes)
+	if p.PrefetchedBytes != 0 || p.Calls != 0 {
+		t.Errorf("memmap loop: prefetched %d bytes in %d calls, but its reads are page faults the library cannot see", p.PrefetchedBytes, p.Calls)
+	}
+	if res, _ := runProgram(t, tracedOn, []string{data}, nil, py, script, "memmap", data, "120", fmt.Sprint(64*kib), fmt.Sprint(mib), "100"); fadviseThread(t, res.Stderr) {
+		t.Errorf("memmap loop: the process started the fadvise thread, with nothing to prefetch")
+	}
+	if res, _ := runProgram(t, tracedOn, []string{data}, nil, py, script, "readinto", data, "120", fmt.Sprint(64*kib), fmt.Sprint(mib), "100"); !fadviseThread(t, res.Stderr) {
+		t.Errorf("readinto loop: no fadvise thread among the process's threads:\n%s", res.Stderr)
 	}
 }
 

@@ -5,7 +5,9 @@ each piece, in one of two ways:
   memmap:   slices of a numpy.memmap (page faults, no read calls at all).
 
 pystride.py MODE FILE READS SIZE STRIDE COMPUTE_US
-prints a checksum of the values read, and the loop's time on stderr."""
+prints a checksum of the values read, and on stderr the loop's time and
+the names of the process's threads."""
+import os
 import sys
 import time
 
@@ -40,5 +42,16 @@ elif mode == "memmap":
         work(piece, compute_us)
 else:
     sys.exit("mode must be readinto or memmap")
+elapsed = time.perf_counter() - t0
 print("sum", int(total))
-print("time %.6f" % (time.perf_counter() - t0), file=sys.stderr)
+print("time %.6f" % elapsed, file=sys.stderr)
+# The names of the process's threads (the tests look for the library's
+# fadvise thread).
+names = []
+for tid in sorted(os.listdir("/proc/self/task")):
+    try:
+        with open("/proc/self/task/%s/comm" % tid) as f:
+            names.append(f.read().strip())
+    except OSError:
+        pass
+print("tasks " + " ".join(names), file=sys.stderr)

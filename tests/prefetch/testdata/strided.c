@@ -5,6 +5,8 @@
  * prefetching removes, measured apart from the CPU that other work on the
  * machine takes).
  *
+ * It also prints the names of its threads at the end ("tasks ...").
+ *
  * strided FILE READS SIZE STRIDE COMPUTE_US [pread|read|fread|tiles|random SEED]
  *   pread: pread at offset i*STRIDE; read: lseek + read; fread: fseek +
  *   fread; tiles: runs of 16 reads at STRIDE, each run 4 SIZE further than
@@ -35,6 +37,36 @@ static double cpu_and_wait(void) {
   if (n <= 0) return -1;
   b[n] = 0;
   return sscanf(b, "%llu %llu", &run, &wait) == 2 ? (run + wait) / 1e9 : -1;
+}
+
+/* print_tasks prints the names of the process's threads on stderr
+ * ("tasks strided iopred-fadvise ..."), with raw system calls like
+ * cpu_and_wait: the tests look for the library's fadvise thread. */
+static void print_tasks(void) {
+  char buf[4096], path[64], name[32];
+  long dir = syscall(SYS_openat, AT_FDCWD, "/proc/self/task", O_RDONLY | O_DIRECTORY);
+  if (dir < 0) return;
+  fprintf(stderr, "tasks");
+  long n;
+  while ((n = syscall(SYS_getdents64, dir, buf, sizeof buf)) > 0) {
+    for (long pos = 0; pos < n;) {
+      unsigned short reclen = *(unsigned short *)(buf + pos + 16);
+      const char *d_name = buf + pos + 19;
+      pos += reclen;
+      if (d_name[0] == '.') continue;
+      snprintf(path, sizeof path, "/proc/self/task/%s/comm", d_name);
+      long fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY);
+      if (fd < 0) continue;
+      long m = syscall(SYS_read, fd, name, sizeof name - 1);
+      syscall(SYS_close, fd);
+      if (m <= 0) continue;
+      name[m] = 0;
+      name[strcspn(name, "\n")] = 0;
+      fprintf(stderr, " %s", name);
+    }
+  }
+  syscall(SYS_close, dir);
+  fprintf(stderr, "\n");
 }
 
 static double now(void) {
@@ -100,5 +132,6 @@ int main(int argc, char **argv) {
   printf("sum %016llx short %ld\n", (unsigned long long)sum, short_reads);
   fprintf(stderr, "time %.6f compute %llu\n", t, (unsigned long long)(x & 1));
   if (c0 >= 0 && c1 >= 0) fprintf(stderr, "blocked %.6f\n", t - (c1 - c0));
+  print_tasks();
   return 0;
 }
