@@ -138,6 +138,10 @@ type BurstTest struct {
 	// A rhythm of intervals then also needs TempoPValue at most Alpha.
 	SteadySpread float64  `json:"steady_spread"`
 	TempoPValue  *float64 `json:"tempo_p_value,omitempty"`
+	// PauseIdle is the longest stretch without I/O in either direction
+	// in the median pause between the bursts, over the pause
+	// (JudgeStreaming; nil when not measured).
+	PauseIdle *float64 `json:"pause_idle,omitempty"`
 	// PValue is the p-value of the rhythm found (or the smaller of the
 	// two), doubled for the two tests (Bonferroni).
 	PValue     float64 `json:"p_value"`
@@ -564,4 +568,64 @@ func activeRuns(x []float64) []run {
 		i = j
 	}
 	return out
+}
+
+// MaxPauseIdle is the largest share of a pause between bursts that its
+// longest stretch without I/O in either direction may take, in the median
+// pause, for the bursts to be taken for a stream (JudgeStreaming): a
+// filter such as gzip reads its input through every pause between its
+// block writes (tar czf: 0.13), while a job that reads and then writes
+// each cycle computes or sleeps between (HDF5 checkpoints read back:
+// 0.92 to 0.98).
+const MaxPauseIdle = 0.5
+
+// PauseIdle returns the median, over the pauses between the bursts of x
+// (as TestBursts cuts them), of the longest stretch in the pause with no
+// I/O in x or in other (the other direction's signal on the same grid),
+// over the pause's length; ok is false when x has fewer than MinBursts
+// bursts or other is not on x's grid.
+func PauseIdle(x, other []float64) (share float64, ok bool) {
+	if len(other) != len(x) {
+		return 0, false
+	}
+	bursts, _ := burstsOf(x)
+	if len(bursts) < MinBursts {
+		return 0, false
+	}
+	shares := make([]float64, 0, len(bursts)-1)
+	for i := 1; i < len(bursts); i++ {
+		from, to := bursts[i-1].end, bursts[i].start
+		longest, idle := 0, 0
+		for j := from; j < to; j++ {
+			if x[j] > 0 || other[j] > 0 {
+				idle = 0
+				continue
+			}
+			idle++
+			longest = max(longest, idle)
+		}
+		shares = append(shares, float64(longest)/float64(to-from))
+	}
+	return middle(shares), true
+}
+
+// JudgeStreaming holds a rhythm of intervals in x to "low" when the other
+// direction's I/O fills the pauses between x's bursts (PauseIdle below
+// MaxPauseIdle): the bursts then follow the other direction one for one,
+// as a filter's writes follow its reads, and their tempo is the stream's
+// rate, not a period. A rhythm on a clock keeps its verdict: a job that
+// streams its input and checkpoints every T s of wall time has a period.
+func (s *Significance) JudgeStreaming(x, other []float64) {
+	b := s.BurstTest
+	if b == nil || s.Method != "bursts" || b.Rhythm != "intervals" || (s.Verdict != "high" && s.Verdict != "moderate") {
+		return
+	}
+	share, ok := PauseIdle(x, other)
+	if !ok {
+		return
+	}
+	b.PauseIdle = &share
+	if share < MaxPauseIdle {
+		s.Verdict, s.Reason = "low", fmt.Sprintf("significant (p = %.3g), but the other direction's I/O fills the pauses between the bursts (longest idle stretch %.0f%% of the median pause < %.0f%%): the bursts follow it one for one, a stream (a filter's writes after its reads), not a period", b.PValue, 100*share, 100*MaxPauseIdle)
+	}
 }

@@ -276,3 +276,71 @@ func TestBurstsDeadTimeIsNoTempo(t *testing.T) {
 	}
 	t.Logf("%d of %d seeds pass on the local tempo alone, %d keep a rhythm", onTempo, seeds, claimed)
 }
+
+// A rhythm of intervals whose pauses the other direction's I/O fills is a
+// stream (a filter's block writes after its reads, at the input's rate)
+// and is held to low; the same writes with a read just before each and an
+// idle stretch after it (a job that reads, computes and writes each
+// cycle), or writes on a clock with reads through every pause, keep their
+// verdict.
+func TestJudgeStreaming(t *testing.T) {
+	const fs = 200.0
+	rng := rand.New(rand.NewPCG(3, 4))
+	at, drifting := 1.0, []float64{1.0}
+	for _, s := range []struct {
+		n     int
+		tempo float64
+	}{{15, 0.25}, {15, 0.09}, {10, 0.22}} {
+		for range s.n {
+			at += s.tempo * (0.9 + 0.2*rng.Float64())
+			drifting = append(drifting, at)
+		}
+	}
+	var clock []float64
+	for i := range 40 {
+		clock = append(clock, 1+0.2*float64(i)+0.01*rng.Float64())
+	}
+	// filling reads every third sample outside the writes; before reads
+	// for 2 samples ending where each write starts.
+	filling := func(w []float64) []float64 {
+		r := make([]float64, len(w))
+		for i := range r {
+			if w[i] == 0 && i%3 == 0 {
+				r[i] = 1e5
+			}
+		}
+		return r
+	}
+	before := func(w []float64, starts []float64) []float64 {
+		r := make([]float64, len(w))
+		for _, s := range starts {
+			for j := int(s*fs) - 2; j < int(s*fs); j++ {
+				r[j] = 1e5
+			}
+		}
+		return r
+	}
+	for _, c := range []struct {
+		name   string
+		starts []float64
+		reads  func(w, starts []float64) []float64
+		rhythm string
+		low    bool
+	}{
+		{"drifting tempo, reads fill the pauses", drifting, func(w, _ []float64) []float64 { return filling(w) }, "intervals", true},
+		{"drifting tempo, a read before each write", drifting, before, "intervals", false},
+		{"clock, reads fill the pauses", clock, func(w, _ []float64) []float64 { return filling(w) }, "clock", false},
+	} {
+		n := int((c.starts[len(c.starts)-1] + 1) * fs)
+		w := train(n, fs, 2, 0, c.starts)
+		s := TestPeriod(w, fs, 0)
+		if s.Method != "bursts" || s.BurstTest.Rhythm != c.rhythm || (s.Verdict != "high" && s.Verdict != "moderate") {
+			t.Fatalf("%s: method %s rhythm %q verdict %s: the case does not test the judgement", c.name, s.Method, s.BurstTest.Rhythm, s.Verdict)
+		}
+		before := s.Verdict
+		s.JudgeStreaming(w, c.reads(w, c.starts))
+		if low := s.Verdict == "low"; low != c.low {
+			t.Errorf("%s: verdict %s -> %s (pause idle %v), want low %v", c.name, before, s.Verdict, s.BurstTest.PauseIdle, c.low)
+		}
+	}
+}
