@@ -216,16 +216,22 @@ func TestBursts(x []float64, fs float64) BurstTest {
 		b.TempoPValue = &p
 		byIntervals = p <= Alpha
 	}
+	volumes := make([]float64, len(bursts))
+	for i, r := range bursts {
+		for _, v := range x[r.start:r.end] {
+			volumes[i] += v
+		}
+	}
 	switch {
 	case byClock:
 		b.Rhythm, b.PValue, b.PeriodS = "clock", 2*b.CoherencePValue, clockPeriod/fs
 	case byIntervals:
-		b.Rhythm, b.PValue, b.PeriodS = "intervals", 2*b.SpreadPValue, cyclePeriod(starts)/fs
+		b.Rhythm, b.PValue, b.PeriodS = "intervals", 2*b.SpreadPValue, cyclePeriod(starts, volumes)/fs
 		b.Drifts = b.TempoS[1] > MaxTempoDrift*b.TempoS[0]
 	default:
 		b.PValue, b.PeriodS = 2*math.Min(b.CoherencePValue, b.SpreadPValue), clockPeriod/fs
 		if b.SpreadPValue < b.CoherencePValue {
-			b.PeriodS = cyclePeriod(starts) / fs
+			b.PeriodS = cyclePeriod(starts, volumes) / fs
 		}
 	}
 	b.PValue = math.Min(1, b.PValue)
@@ -513,40 +519,119 @@ func tempoPValue(iv []float64, spread float64, rng *rand.Rand) float64 {
 	return float64(as+1) / float64(drawn+1)
 }
 
-// cyclePeriod is the time from the first start to the last over the
-// cycles between them, in samples. Each interval is measured against the
-// median interval and against its local tempo, and is taken for a burst
-// split in two or for missed bursts only when both say so: one shorter
-// than half of both starts no new cycle; a longer one counts as one
-// cycle, and as m > 1 only from m - 1/4 of both on (m - 1 bursts
-// missed). Intervals that keep a rhythm stay within about a quarter of
-// their tempo, and one that is merely long must not count twice; a stretch
-// of fast steps (half the median) is not taken for split bursts, nor one
-// long interval among short neighbours for missed ones.
-func cyclePeriod(starts []int) float64 {
+// cyclePeriod is the time from the first start to the last of the
+// rhythm's steady part over the cycles between them, in samples. Each
+// interval is measured against the median interval and against its local
+// tempo, and is taken for a burst split in two or for missed bursts only
+// when both say so: one shorter than half of both starts no new cycle; a
+// longer one counts as one cycle, and as m > 1 only from m - 1/4 of both
+// on (m - 1 bursts missed). Intervals that keep a rhythm stay within
+// about a quarter of their tempo, and one that is merely long must not
+// count twice; a stretch of fast steps (half the median) is not taken for
+// split bursts, nor one long interval among short neighbours for missed
+// ones. Two neighbours that each hold at most splitShare of the median
+// burst's bytes (volumes, nil when unknown) and together about one
+// (splitSum) are the parts of one burst, however far apart within a cycle
+// (the ranks of an MPI job out of step: ior200 wrote a checkpoint's two
+// halves 0.13 s apart, 0.55 of its median interval). The steady part
+// (steadyIntervals) leaves out a set-up and a wind-down whose bursts
+// come at no multiple of the period.
+func cyclePeriod(starts []int, volumes []float64) float64 {
 	iv := intervals(starts)
 	tempo := localTempo(iv)
 	global := middle(append([]float64(nil), iv...))
 	if global <= 0 {
 		return 0
 	}
-	cycles, first, last := 0.0, starts[0], starts[0]
+	typical := 0.0
+	if len(volumes) == len(starts) {
+		typical = middle(append([]float64(nil), volumes...))
+	}
+	halves := func(i int) bool {
+		if typical <= 0 {
+			return false
+		}
+		a, b := volumes[i], volumes[i+1]
+		return a <= splitShare*typical && b <= splitShare*typical &&
+			math.Abs(a+b-typical) <= splitSum*typical
+	}
+	// count[i] is the cycles from the last start that began one to
+	// starts[i+1] (0: no new cycle), eff[i] that time.
+	count, eff := make([]float64, len(iv)), make([]float64, len(iv))
+	last := starts[0]
 	for i, s := range starts[1:] {
 		d := float64(s - last)
+		eff[i] = d
 		lo, hi := d/global, d/global
 		if tempo[i] > 0 {
 			lo, hi = math.Min(lo, d/tempo[i]), math.Max(hi, d/tempo[i])
 		}
-		if hi < 0.5 {
+		if hi < 0.5 || (hi < 1 && halves(i)) {
 			continue
 		}
-		cycles += math.Max(1, math.Floor(lo+0.25))
+		count[i] = math.Max(1, math.Floor(lo+0.25))
 		last = s
+	}
+	from, to := steadyIntervals(eff, count, global)
+	cycles := 0.0
+	for _, c := range count[from:to] {
+		cycles += c
 	}
 	if cycles == 0 {
 		return global
 	}
-	return float64(last-first) / cycles
+	return float64(starts[to]-starts[from]) / cycles
+}
+
+// A burst split in two, as cyclePeriod tells it by the bytes: each part
+// holds at most splitShare of the median burst's, and the two together
+// are within splitSum of it.
+const (
+	splitShare = 0.75
+	splitSum   = 0.25
+)
+
+// steadyRun is how many intervals in line in a row start (and end) the
+// steady part of a rhythm of intervals.
+const steadyRun = 3
+
+// steadyIntervals returns the steady part of the intervals iv (each from
+// the last start that began a cycle), counted as count cycles each
+// (cyclePeriod): from the first steadyRun intervals in a row that count
+// as one cycle or none (a burst split off) to the last such. Missed
+// bursts are rare inside a rhythm, and at its edges they are a job's
+// set-up writes before its first checkpoint or its wind-down after the
+// last, at no multiple of the period: ior100's set-up intervals counted
+// as 3 cycles twice and lengthened its period by 15%. Inside the steady
+// part a long interval still counts as missed bursts. It returns the
+// whole run when no such run of intervals exists.
+func steadyIntervals(iv, count []float64, global float64) (from, to int) {
+	inLine := func(i int) bool { return count[i] <= 1 }
+	runAt := func(i int) bool {
+		for j := i; j < i+steadyRun; j++ {
+			if j < 0 || j >= len(iv) || !inLine(j) {
+				return false
+			}
+		}
+		return true
+	}
+	from, to = -1, -1
+	for i := range iv {
+		if runAt(i) {
+			from = i
+			break
+		}
+	}
+	for i := len(iv) - steadyRun; i >= 0; i-- {
+		if runAt(i) {
+			to = i + steadyRun
+			break
+		}
+	}
+	if from < 0 || to <= from {
+		return 0, len(iv)
+	}
+	return from, to
 }
 
 // activeRuns returns the maximal runs of samples of x with I/O. Any I/O

@@ -97,16 +97,27 @@ func TestBurstRhythms(t *testing.T) {
 // over cycles, and an interval merely long does not count twice.
 func TestCyclePeriod(t *testing.T) {
 	for _, tc := range []struct {
-		name   string
-		starts []int
-		want   float64
+		name    string
+		starts  []int
+		volumes []float64
+		want    float64
 	}{
-		{"regular", []int{0, 100, 200, 300, 400}, 100},
-		{"one missed", []int{0, 100, 300, 400, 500}, 100},
-		{"one split", []int{0, 100, 130, 200, 300, 400}, 100},
-		{"one long", []int{0, 100, 200, 360, 460, 560}, 112},
+		{"regular", []int{0, 100, 200, 300, 400}, nil, 100},
+		{"one missed", []int{0, 100, 300, 400, 500}, nil, 100},
+		{"one split", []int{0, 100, 130, 200, 300, 400}, nil, 100},
+		{"one long", []int{0, 100, 200, 360, 460, 560}, nil, 112},
+		// The bytes tell a burst split in two halves far apart (ranks
+		// out of step, a slow cycle: ior200) from a short interval: the
+		// halves start one cycle, not two...
+		{"halves apart", []int{0, 100, 200, 300, 440, 500, 600, 700}, []float64{2, 2, 2, 2, 1, 1, 2, 2}, 700.0 / 6},
+		{"halves apart, unknown bytes", []int{0, 100, 200, 300, 440, 500, 600, 700}, nil, 100},
+		// ... and whole bursts close together start two.
+		{"whole bursts close", []int{0, 100, 200, 300, 440, 500, 600, 700}, []float64{2, 2, 2, 2, 2, 2, 2, 2}, 100},
+		// A set-up before the rhythm, its intervals no multiple of the
+		// period (ior100), is left out.
+		{"set-up", []int{0, 340, 1030, 1150, 1250, 1620, 1720, 1820, 1920, 2020, 2120, 2220}, nil, 100},
 	} {
-		if got := cyclePeriod(tc.starts); math.Abs(got-tc.want) > 1e-9 {
+		if got := cyclePeriod(tc.starts, tc.volumes); math.Abs(got-tc.want) > 1e-9 {
 			t.Errorf("%s: %g, want %g", tc.name, got, tc.want)
 		}
 	}
