@@ -119,8 +119,9 @@ type BurstTest struct {
 	Coherence       float64 `json:"coherence"`
 	CoherencePValue float64 `json:"coherence_p_value"`
 	// Spread is the interquartile range of the intervals between burst
-	// starts, each over its local tempo (the median of its tempoWindow-1
-	// nearest neighbours), over their median; SpreadPValue the share of
+	// starts over their median, the smaller of two: each interval over
+	// its local tempo (the median of its tempoWindow-1 nearest
+	// neighbours), or over the run's median; SpreadPValue the share of
 	// surrogates (the observed counted among them) whose spread is as
 	// small.
 	Spread       float64 `json:"interval_spread"`
@@ -460,9 +461,17 @@ func middle(v []float64) float64 {
 }
 
 // intervalSpread is the interquartile range of the intervals between
-// consecutive starts, each over its local tempo, over their median.
+// consecutive starts over their median, the smaller of two: each interval
+// over its local tempo, or over one tempo for the whole run. A job whose
+// tempo changes with the load keeps its intervals alike to their
+// neighbours; a steady one keeps them alike to the run's median, where
+// the neighbours' median, itself jittered, spreads them more (pystep3,
+// Python steps of fixed work: 0.55 over the neighbours, 0.43 over the
+// run). Surrogates are measured the same way.
 func intervalSpread(starts []int) float64 {
-	return tempoSpread(intervals(starts))
+	iv := intervals(starts)
+	local := tempoSpread(iv)
+	return math.Min(local, quartileSpread(iv))
 }
 
 // tempoSpread is the interquartile range of the intervals iv, each over
