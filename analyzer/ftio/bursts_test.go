@@ -355,3 +355,27 @@ func TestJudgeStreaming(t *testing.T) {
 		}
 	}
 }
+
+// Bursts whose interval wanders with the load (a shell loop's sleep plus
+// its checkpoint) may still cohere on a clock; their period is then the
+// mean interval, not the clock fit's, which leans towards where the starts
+// cohere best.
+func TestClockWithAlikeIntervalsTakesMeanInterval(t *testing.T) {
+	const fs = 500.0
+	rng := rand.New(rand.NewPCG(5, 6))
+	at, starts := 1.0, []float64{1.0}
+	for i := range 29 {
+		tempo := 0.31 + 0.10*math.Sin(float64(i)/29*math.Pi) // 0.31 to 0.41 and back
+		at += tempo * (0.97 + 0.06*rng.Float64())
+		starts = append(starts, at)
+	}
+	n := int((starts[len(starts)-1] + 1) * fs)
+	b := TestBursts(train(n, fs, 3, 0, starts), fs)
+	if b.Rhythm != "clock" {
+		t.Fatalf("rhythm %q (coherence %.2f): the case does not test a clock", b.Rhythm, b.Coherence)
+	}
+	mean := (starts[len(starts)-1] - starts[0]) / float64(len(starts)-1)
+	if math.Abs(b.PeriodS-mean) > 0.01*mean {
+		t.Errorf("period %.4f s, want the mean interval %.4f", b.PeriodS, mean)
+	}
+}
