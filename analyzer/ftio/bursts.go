@@ -102,7 +102,8 @@ type BurstTest struct {
 	DutyCycle float64 `json:"duty_cycle"`
 	// PeriodS is the period found (0 when the test did not run): by
 	// Rhythm "clock", the one the burst starts line up on best (the
-	// lowest of the nearly best), fitted by least squares to the starts;
+	// lowest of the nearly best), fitted by least squares to the starts,
+	// unless the intervals are alike too (then as for "intervals");
 	// otherwise the time from the first to the last burst over the
 	// cycles between them, each interval counted as the whole number of
 	// median intervals nearest to it (a burst split in two, or one
@@ -119,8 +120,9 @@ type BurstTest struct {
 	Coherence       float64 `json:"coherence"`
 	CoherencePValue float64 `json:"coherence_p_value"`
 	// Spread is the interquartile range of the intervals between burst
-	// starts, each over its local tempo (the median of its tempoWindow-1
-	// nearest neighbours), over their median; SpreadPValue the share of
+	// starts over their median, the smaller of two: each interval over
+	// its local tempo (the median of its tempoWindow-1 nearest
+	// neighbours), or over the run's median; SpreadPValue the share of
 	// surrogates (the observed counted among them) whose spread is as
 	// small.
 	Spread       float64 `json:"interval_spread"`
@@ -138,6 +140,10 @@ type BurstTest struct {
 	// A rhythm of intervals then also needs TempoPValue at most Alpha.
 	SteadySpread float64  `json:"steady_spread"`
 	TempoPValue  *float64 `json:"tempo_p_value,omitempty"`
+	// PauseIdle is the longest stretch without I/O in either direction
+	// in the median pause between the bursts, over the pause
+	// (JudgeStreaming; nil when not measured).
+	PauseIdle *float64 `json:"pause_idle,omitempty"`
 	// PValue is the p-value of the rhythm found (or the smaller of the
 	// two), doubled for the two tests (Bonferroni).
 	PValue     float64 `json:"p_value"`
@@ -158,6 +164,7 @@ func (b BurstTest) Found() bool { return b.Rhythm != "" }
 func TestBursts(x []float64, fs float64) BurstTest {
 	b := BurstTest{PValue: 1}
 	bursts, joined := burstsOf(x)
+	bursts = joinParts(bursts, x)
 	b.Bursts = len(bursts)
 	b.MergeGapS = float64(joined) / fs
 	if len(bursts) < MinBursts {
@@ -212,16 +219,31 @@ func TestBursts(x []float64, fs float64) BurstTest {
 		b.TempoPValue = &p
 		byIntervals = p <= Alpha
 	}
+	volumes := make([]float64, len(bursts))
+	for i, r := range bursts {
+		for _, v := range x[r.start:r.end] {
+			volumes[i] += v
+		}
+	}
 	switch {
 	case byClock:
 		b.Rhythm, b.PValue, b.PeriodS = "clock", 2*b.CoherencePValue, clockPeriod/fs
+		if byIntervals {
+			// The intervals are alike too: their mean over the steady
+			// part is the period. The fit's frequency, from a grid,
+			// leans towards where the starts cohere best when the
+			// tempo wanders (shloop1, a shell loop's sleep plus its
+			// checkpoint under load: coherence 0.57, the fit 5.7%
+			// long).
+			b.PeriodS = cyclePeriod(starts, volumes) / fs
+		}
 	case byIntervals:
-		b.Rhythm, b.PValue, b.PeriodS = "intervals", 2*b.SpreadPValue, cyclePeriod(starts)/fs
+		b.Rhythm, b.PValue, b.PeriodS = "intervals", 2*b.SpreadPValue, cyclePeriod(starts, volumes)/fs
 		b.Drifts = b.TempoS[1] > MaxTempoDrift*b.TempoS[0]
 	default:
 		b.PValue, b.PeriodS = 2*math.Min(b.CoherencePValue, b.SpreadPValue), clockPeriod/fs
 		if b.SpreadPValue < b.CoherencePValue {
-			b.PeriodS = cyclePeriod(starts) / fs
+			b.PeriodS = cyclePeriod(starts, volumes) / fs
 		}
 	}
 	b.PValue = math.Min(1, b.PValue)
@@ -267,6 +289,52 @@ func burstsOf(x []float64) ([]run, int) {
 		}
 	}
 	return out, join
+}
+
+// joinParts joins neighbouring bursts that are the parts of one: each
+// holds at most splitShare of a whole burst's bytes (the upper quartile
+// of the bursts' bytes, as parts may outnumber wholes), together they
+// hold a whole one's within splitSum, and the first starts less than the
+// median interval between bursts before the last. An MPI job's ranks out
+// of step write a checkpoint's shares apart (ior60load: 40 of its 64
+// bursts were halves or quarters, 8 to 50 ms apart, with 200 to 300 ms
+// between checkpoints), which the pauses alone cannot tell from bursts.
+func joinParts(bursts []run, x []float64) []run {
+	if len(bursts) < MinBursts {
+		return bursts
+	}
+	vol := make([]float64, len(bursts))
+	for i, r := range bursts {
+		for _, v := range x[r.start:r.end] {
+			vol[i] += v
+		}
+	}
+	sorted := append([]float64(nil), vol...)
+	sort.Float64s(sorted)
+	whole := sorted[3*(len(sorted)-1)/4]
+	starts := make([]int, len(bursts))
+	for i, r := range bursts {
+		starts[i] = r.start
+	}
+	gap := middle(intervals(starts))
+	var out []run
+	for i := 0; i < len(bursts); {
+		j, sum := i, 0.0
+		for ; j < len(bursts) && vol[j] <= splitShare*whole && bursts[j].start-bursts[i].start < int(gap); j++ {
+			sum += vol[j]
+			if math.Abs(sum-whole) <= partsSum*whole {
+				break
+			}
+		}
+		if j > i && j < len(bursts) && math.Abs(sum-whole) <= partsSum*whole {
+			out = append(out, run{bursts[i].start, bursts[j].end})
+			i = j + 1
+			continue
+		}
+		out = append(out, bursts[i])
+		i++
+	}
+	return out
 }
 
 // coherence computes the phase coherence of burst starts at every
@@ -450,9 +518,17 @@ func middle(v []float64) float64 {
 }
 
 // intervalSpread is the interquartile range of the intervals between
-// consecutive starts, each over its local tempo, over their median.
+// consecutive starts over their median, the smaller of two: each interval
+// over its local tempo, or over one tempo for the whole run. A job whose
+// tempo changes with the load keeps its intervals alike to their
+// neighbours; a steady one keeps them alike to the run's median, where
+// the neighbours' median, itself jittered, spreads them more (pystep3,
+// Python steps of fixed work: 0.55 over the neighbours, 0.43 over the
+// run). Surrogates are measured the same way.
 func intervalSpread(starts []int) float64 {
-	return tempoSpread(intervals(starts))
+	iv := intervals(starts)
+	local := tempoSpread(iv)
+	return math.Min(local, quartileSpread(iv))
 }
 
 // tempoSpread is the interquartile range of the intervals iv, each over
@@ -509,40 +585,124 @@ func tempoPValue(iv []float64, spread float64, rng *rand.Rand) float64 {
 	return float64(as+1) / float64(drawn+1)
 }
 
-// cyclePeriod is the time from the first start to the last over the
-// cycles between them, in samples. Each interval is measured against the
-// median interval and against its local tempo, and is taken for a burst
-// split in two or for missed bursts only when both say so: one shorter
-// than half of both starts no new cycle; a longer one counts as one
-// cycle, and as m > 1 only from m - 1/4 of both on (m - 1 bursts
-// missed). Intervals that keep a rhythm stay within about a quarter of
-// their tempo, and one that is merely long must not count twice; a stretch
-// of fast steps (half the median) is not taken for split bursts, nor one
-// long interval among short neighbours for missed ones.
-func cyclePeriod(starts []int) float64 {
+// cyclePeriod is the time from the first start to the last of the
+// rhythm's steady part over the cycles between them, in samples. Each
+// interval is measured against the median interval and against its local
+// tempo, and is taken for a burst split in two or for missed bursts only
+// when both say so: one shorter than half of both starts no new cycle; a
+// longer one counts as one cycle, and as m > 1 only from m - 1/4 of both
+// on (m - 1 bursts missed). Intervals that keep a rhythm stay within
+// about a quarter of their tempo, and one that is merely long must not
+// count twice; a stretch of fast steps (half the median) is not taken for
+// split bursts, nor one long interval among short neighbours for missed
+// ones. Two neighbours that each hold at most splitShare of the median
+// burst's bytes (volumes, nil when unknown) and together about one
+// (splitSum) are the parts of one burst, however far apart within a cycle
+// (the ranks of an MPI job out of step: ior200 wrote a checkpoint's two
+// halves 0.13 s apart, 0.55 of its median interval). The steady part
+// (steadyIntervals) leaves out a set-up and a wind-down whose bursts
+// come at no multiple of the period.
+func cyclePeriod(starts []int, volumes []float64) float64 {
 	iv := intervals(starts)
 	tempo := localTempo(iv)
 	global := middle(append([]float64(nil), iv...))
 	if global <= 0 {
 		return 0
 	}
-	cycles, first, last := 0.0, starts[0], starts[0]
+	typical := 0.0
+	if len(volumes) == len(starts) {
+		typical = middle(append([]float64(nil), volumes...))
+	}
+	halves := func(i int) bool {
+		if typical <= 0 {
+			return false
+		}
+		a, b := volumes[i], volumes[i+1]
+		return a <= splitShare*typical && b <= splitShare*typical &&
+			math.Abs(a+b-typical) <= splitSum*typical
+	}
+	// count[i] is the cycles from the last start that began one to
+	// starts[i+1] (0: no new cycle), eff[i] that time.
+	count, eff := make([]float64, len(iv)), make([]float64, len(iv))
+	last := starts[0]
 	for i, s := range starts[1:] {
 		d := float64(s - last)
+		eff[i] = d
 		lo, hi := d/global, d/global
 		if tempo[i] > 0 {
 			lo, hi = math.Min(lo, d/tempo[i]), math.Max(hi, d/tempo[i])
 		}
-		if hi < 0.5 {
+		if hi < 0.5 || (hi < 1 && halves(i)) {
 			continue
 		}
-		cycles += math.Max(1, math.Floor(lo+0.25))
+		count[i] = math.Max(1, math.Floor(lo+0.25))
 		last = s
+	}
+	from, to := steadyIntervals(eff, count, global)
+	cycles := 0.0
+	for _, c := range count[from:to] {
+		cycles += c
 	}
 	if cycles == 0 {
 		return global
 	}
-	return float64(last-first) / cycles
+	return float64(starts[to]-starts[from]) / cycles
+}
+
+// A burst split in two, as cyclePeriod tells it by the bytes: each part
+// holds at most splitShare of the median burst's, and the two together
+// are within splitSum of it.
+const (
+	splitShare = 0.75
+	splitSum   = 0.25
+	// partsSum is splitSum for joinParts, which joins bursts before any
+	// rhythm is known: the parts must add up to a whole burst closely
+	// (a checkpoint's shares do exactly), as bursts of random sizes add
+	// up to one within a quarter by chance.
+	partsSum = 1.0 / 32
+)
+
+// steadyRun is how many intervals in line in a row start (and end) the
+// steady part of a rhythm of intervals.
+const steadyRun = 3
+
+// steadyIntervals returns the steady part of the intervals iv (each from
+// the last start that began a cycle), counted as count cycles each
+// (cyclePeriod): from the first steadyRun intervals in a row that count
+// as one cycle or none (a burst split off) to the last such. Missed
+// bursts are rare inside a rhythm, and at its edges they are a job's
+// set-up writes before its first checkpoint or its wind-down after the
+// last, at no multiple of the period: ior100's set-up intervals counted
+// as 3 cycles twice and lengthened its period by 15%. Inside the steady
+// part a long interval still counts as missed bursts. It returns the
+// whole run when no such run of intervals exists.
+func steadyIntervals(iv, count []float64, global float64) (from, to int) {
+	inLine := func(i int) bool { return count[i] <= 1 }
+	runAt := func(i int) bool {
+		for j := i; j < i+steadyRun; j++ {
+			if j < 0 || j >= len(iv) || !inLine(j) {
+				return false
+			}
+		}
+		return true
+	}
+	from, to = -1, -1
+	for i := range iv {
+		if runAt(i) {
+			from = i
+			break
+		}
+	}
+	for i := len(iv) - steadyRun; i >= 0; i-- {
+		if runAt(i) {
+			to = i + steadyRun
+			break
+		}
+	}
+	if from < 0 || to <= from {
+		return 0, len(iv)
+	}
+	return from, to
 }
 
 // activeRuns returns the maximal runs of samples of x with I/O. Any I/O
@@ -564,4 +724,65 @@ func activeRuns(x []float64) []run {
 		i = j
 	}
 	return out
+}
+
+// MaxPauseIdle is the largest share of a pause between bursts that its
+// longest stretch without I/O in either direction may take, in the median
+// pause, for the bursts to be taken for a stream (JudgeStreaming): a
+// filter such as gzip reads its input through every pause between its
+// block writes (tar czf: 0.13), while a job that reads and then writes
+// each cycle computes or sleeps between (HDF5 checkpoints read back:
+// 0.92 to 0.98).
+const MaxPauseIdle = 0.5
+
+// PauseIdle returns the median, over the pauses between the bursts of x
+// (as TestBursts cuts them), of the longest stretch in the pause with no
+// I/O in x or in other (the other direction's signal on the same grid),
+// over the pause's length; ok is false when x has fewer than MinBursts
+// bursts or other is not on x's grid.
+func PauseIdle(x, other []float64) (share float64, ok bool) {
+	if len(other) != len(x) {
+		return 0, false
+	}
+	bursts, _ := burstsOf(x)
+	bursts = joinParts(bursts, x)
+	if len(bursts) < MinBursts {
+		return 0, false
+	}
+	shares := make([]float64, 0, len(bursts)-1)
+	for i := 1; i < len(bursts); i++ {
+		from, to := bursts[i-1].end, bursts[i].start
+		longest, idle := 0, 0
+		for j := from; j < to; j++ {
+			if x[j] > 0 || other[j] > 0 {
+				idle = 0
+				continue
+			}
+			idle++
+			longest = max(longest, idle)
+		}
+		shares = append(shares, float64(longest)/float64(to-from))
+	}
+	return middle(shares), true
+}
+
+// JudgeStreaming holds a rhythm of intervals in x to "low" when the other
+// direction's I/O fills the pauses between x's bursts (PauseIdle below
+// MaxPauseIdle): the bursts then follow the other direction one for one,
+// as a filter's writes follow its reads, and their tempo is the stream's
+// rate, not a period. A rhythm on a clock keeps its verdict: a job that
+// streams its input and checkpoints every T s of wall time has a period.
+func (s *Significance) JudgeStreaming(x, other []float64) {
+	b := s.BurstTest
+	if b == nil || s.Method != "bursts" || b.Rhythm != "intervals" || (s.Verdict != "high" && s.Verdict != "moderate") {
+		return
+	}
+	share, ok := PauseIdle(x, other)
+	if !ok {
+		return
+	}
+	b.PauseIdle = &share
+	if share < MaxPauseIdle {
+		s.Verdict, s.Reason = "low", fmt.Sprintf("significant (p = %.3g), but the other direction's I/O fills the pauses between the bursts (longest idle stretch %.0f%% of the median pause < %.0f%%): the bursts follow it one for one, a stream (a filter's writes after its reads), not a period", b.PValue, 100*share, 100*MaxPauseIdle)
+	}
 }

@@ -453,7 +453,7 @@ func TestPeriodOfSynthetic(t *testing.T) {
 			for i := range c.x {
 				c.x[i] *= 1e9 / width // bytes per bin to bytes per second
 			}
-			p := periodOf(c.x, 0, width)
+			p := periodOf(c.x, nil, 0, width)
 			if p == nil {
 				t.Fatal("no analysis")
 			}

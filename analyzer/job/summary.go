@@ -202,7 +202,7 @@ func PeriodsOf(sig Signal) Periods {
 	}
 	fs := 1e9 / float64(sig.WidthNs)
 	t0 := float64(sig.StartUnixNs) / 1e9
-	analyze := func(bytes []int64) *Period {
+	rate := func(bytes []int64) []float64 {
 		if bytes == nil {
 			return nil
 		}
@@ -210,7 +210,13 @@ func PeriodsOf(sig Signal) Periods {
 		for i, v := range bytes {
 			x[i] = float64(v) * fs
 		}
-		return periodOf(x, t0, sig.WidthNs)
+		return x
+	}
+	analyze := func(bytes, other []int64) *Period {
+		if bytes == nil {
+			return nil
+		}
+		return periodOf(rate(bytes), rate(other), t0, sig.WidthNs)
 	}
 	var sum []int64
 	if sig.Write != nil && sig.Read != nil {
@@ -220,7 +226,7 @@ func PeriodsOf(sig Signal) Periods {
 		}
 	}
 	// With one direction only, both is that direction.
-	per.Write, per.Read, per.Both = analyze(sig.Write), analyze(sig.Read), analyze(sum)
+	per.Write, per.Read, per.Both = analyze(sig.Write, sig.Read), analyze(sig.Read, sig.Write), analyze(sum, nil)
 	if sum == nil {
 		per.Both = per.Write
 		if per.Both == nil {
@@ -232,20 +238,26 @@ func PeriodsOf(sig Signal) Periods {
 
 // periodOf runs FTIO on the signal x (bytes/s in bins of width ns from
 // t0 s) at its resolution and each coarser one, and picks the period most
-// resolutions agree on.
-func periodOf(x []float64, t0 float64, width int64) *Period {
+// resolutions agree on. other, when not nil, is the other direction's
+// signal on x's grid: a rhythm of x's bursts whose pauses it fills is a
+// stream, not a period (ftio.Significance.JudgeStreaming).
+func periodOf(x, other []float64, t0 float64, width int64) *Period {
 	if x == nil {
 		return nil
 	}
-	halve := func() {
-		half := make([]float64, (len(x)+1)/2)
-		for i, v := range x {
-			half[i/2] += v / 2
+	halfOf := func(v []float64) []float64 {
+		half := make([]float64, (len(v)+1)/2)
+		for i, s := range v {
+			half[i/2] += s / 2
 		}
-		x, width = half, width*2
+		return half
 	}
+	halve := func() { x, width = halfOf(x), width*2 }
 	for len(x) > MaxLadderSamples {
 		halve()
+		if other != nil {
+			other = halfOf(other)
+		}
 	}
 	var results []ftio.Result
 	for len(x) >= MinLadderSamples || results == nil {
@@ -303,7 +315,7 @@ func periodOf(x []float64, t0 float64, width int64) *Period {
 		if math.IsNaN(r[0]) {
 			// FTIO's period does not repeat; the bursts may still keep
 			// a shorter one (reported as moderate).
-			if s := ftio.TestPeriod(fine.Signal, fine.Fs, 0); s.Method == "bursts" && (s.Verdict == "moderate" || s.Verdict == "high") {
+			if s := testPeriod(fine, other, 0); s.Method == "bursts" && (s.Verdict == "moderate" || s.Verdict == "high") {
 				p.Multiple = 0
 				p.ApplySignificance(s, false)
 				return p
@@ -319,13 +331,24 @@ func periodOf(x []float64, t0 float64, width int64) *Period {
 		// FTIO's z-score says a bin stands out of the spectrum, which a
 		// few bursts at random times also make; the period must beat
 		// this job's own bursts placed at random.
-		p.ApplySignificance(ftio.TestPeriod(fine.Signal, fine.Fs, *p.PeriodS), false)
+		p.ApplySignificance(testPeriod(fine, other, *p.PeriodS), false)
 	} else if fine := &results[0]; len(fine.Signal) > 0 {
 		// FTIO's spectrum found none; the time domain may still show one
 		// (reported as moderate).
-		p.ApplySignificance(ftio.TestPeriod(fine.Signal, fine.Fs, 0), false)
+		p.ApplySignificance(testPeriod(fine, other, 0), false)
 	}
 	return p
+}
+
+// testPeriod tests the period ftioS (0: none) of fine's signal
+// (ftio.TestPeriod), other being the other direction's signal on its grid
+// (nil: none), whose I/O in every pause of the bursts makes them a stream.
+func testPeriod(fine *ftio.Result, other []float64, ftioS float64) ftio.Significance {
+	s := ftio.TestPeriod(fine.Signal, fine.Fs, ftioS)
+	if other != nil {
+		s.JudgeStreaming(fine.Signal, other)
+	}
+	return s
 }
 
 // fundamental checks a period found in the spectrum against its

@@ -27,6 +27,76 @@ pick() { if [ "$set" = fresh ]; then echo "$1"; else echo "$2"; fi; }
 
 half() { echo "$set"; }
 
+# FRESH_HALF=fresh3: a third set, recorded after the stream test, the
+# steady part, the smaller spread and the joined shares were made (judging
+# them unseen), from generators neither earlier set uses: Python
+# checkpoints on a wall-clock deadline and from a timer thread beside a
+# computing main thread, dd copying a file and tar czf, periodically (programs that read, then
+# write, every period: the stream test must leave them periodic); not
+# periodic: Python writes of random sizes at log-normal gaps and in random
+# clusters, gzip and sort on a large file, cat over many files.
+if [ "$set" = fresh3 ]; then
+  run pyclock3 periodic 0 30 ckpt.dat 0 $py -c "
+import os, time
+deadline, s = time.monotonic(), 0
+for c in range(30):
+    deadline += 0.3
+    while time.monotonic() < deadline - 0.05:
+        s += 1
+    time.sleep(max(0, deadline - time.monotonic()))
+    fd = os.open('ckpt.dat', os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    for k in range(4):
+        os.write(fd, bytes(262144))
+    os.fsync(fd)
+    os.close(fd)
+"
+  run pythread3 periodic 0 20 ckpt.dat 1 $py -c "
+import os, threading
+stop = threading.Event()
+def writer():
+    for c in range(20):
+        stop.wait(0.45)
+        fd = os.open('ckpt.dat', os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        os.write(fd, bytes(2097152))
+        os.fsync(fd)
+        os.close(fd)
+t = threading.Thread(target=writer)
+t.start()
+s = 0
+while t.is_alive():
+    s += 1
+"
+  run copyloop3 periodic 0 25 ckpt.dat 0 sh -c "head -c 2097152 /dev/zero > src.dat; for i in \$(seq 25); do dd if=src.dat of=ckpt.dat bs=256k conv=fsync status=none; sleep 0.25; done"
+  run tarloop3 periodic 0 20 ckpt.tgz 0 sh -c "mkdir -p tree; for f in 1 2 3 4 5 6 7 8; do head -c 200000 /dev/urandom > tree/\$f; done; for i in \$(seq 20); do tar czf ckpt.tgz tree; sleep 0.4; done"
+  run pyrand3 aperiodic 0 0 - 0 $py -c "
+import os, random, time
+r = random.Random(31)
+fd = os.open('out.dat', os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+for c in range(35):
+    time.sleep(min(2.0, r.lognormvariate(-1.3, 0.8)))
+    os.write(fd, bytes(65536 * r.randint(1, 32)))
+    os.fsync(fd)
+os.close(fd)
+"
+  run pycluster3 aperiodic 0 0 - 0 $py -c "
+import os, random, time
+r = random.Random(37)
+fd = os.open('out.dat', os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+for c in range(12):
+    time.sleep(r.uniform(0.2, 1.5))
+    for k in range(r.randint(1, 6)):
+        os.write(fd, bytes(131072))
+        os.fsync(fd)
+        time.sleep(r.uniform(0.01, 0.15))
+os.close(fd)
+"
+  head -c 60000000 /dev/urandom | base64 > "$work/big.txt"
+  run gzipbig3 aperiodic 0 0 - 0 sh -c "gzip -c $work/big.txt > big.gz"
+  run sortbig3 aperiodic 0 0 - 0 sort -S 2M -T . -o sorted.txt "$work/big.txt"
+  run catmany3 aperiodic 0 0 - 0 sh -c "find /usr/share/doc -type f -print0 | head -z -n 3000 | xargs -0 cat > all.txt"
+  exit 0
+fi
+
 # Periodic: shell loops (sleep after each checkpoint).
 for spec in $(pick "shloop1:0.2:30:4:0 shloop2:0.5:20:16:0 shloop3:1.0:12:8:1 shloop4:0.35:25:1:0" \
                    "shloop1b:0.3:25:2:0 shloop2b:0.7:16:12:1 shloop3b:0.15:40:1:0"); do
