@@ -73,6 +73,7 @@ func (st *Stats) add(o *Stats) {
 	}
 	st.Predictions += o.Predictions
 	st.Hits += o.Hits
+	st.Regions += o.Regions
 	st.Skipped += o.Skipped
 	st.Problems = append(st.Problems, o.Problems...)
 }

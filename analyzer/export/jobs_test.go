@@ -14,8 +14,9 @@ import (
 // Perfetto writes the same document and counts the same figures whatever
 // Jobs: the job's traces (MPI-IO, a fork, a cut trace), a synthetic job
 // whose traces are larger than a chunk, with and without the predictor's
-// guesses; and a trace that cannot be opened stops the export at the same
-// point.
+// guesses, DFTracer traces with regions (whose count the parallel path
+// once dropped); and a trace that cannot be opened stops the export at the
+// same point.
 func TestPerfettoJobsIdentical(t *testing.T) {
 	_, traces := jobTraces(t)
 	dir := t.TempDir()
@@ -31,7 +32,8 @@ func TestPerfettoJobsIdentical(t *testing.T) {
 		name    string
 		traces  []string
 		predict bool
-	}{{"job", traces, true}, {"synthetic", syn, false}, {"synthetic-predict", syn, true}, {"unreadable", withBad, false}} {
+	}{{"job", traces, true}, {"synthetic", syn, false}, {"synthetic-predict", syn, true}, {"unreadable", withBad, false},
+		{"dftracer-regions", dftracerTraces(t), false}} {
 		var want bytes.Buffer
 		wantSt, wantErr := Perfetto(&want, c.traces, PerfettoOptions{Predict: c.predict, Command: "x"})
 		if c.name == "synthetic" && want.Len() < 1<<20 {
@@ -51,4 +53,16 @@ func TestPerfettoJobsIdentical(t *testing.T) {
 			}
 		}
 	}
+}
+
+// dftracerTraces are DFTracer traces whose regions (functions, epochs,
+// steps) the export counts apart from the calls.
+func dftracerTraces(t *testing.T) []string {
+	t.Helper()
+	dir := filepath.Join("..", "..", "tracefmt", "dftracer", "testdata")
+	traces, err := tracefmt.Discover(filepath.Join(dir, "v2-8100.pfw"), filepath.Join(dir, "pool-1.0-7000.pfw"))
+	if err != nil || len(traces) < 2 {
+		t.Fatalf("DFTracer traces: %v (%d)", err, len(traces))
+	}
+	return traces
 }

@@ -60,32 +60,43 @@ func Perfetto(w io.Writer, traces []string, opt PerfettoOptions) (Stats, error) 
 		return st, err
 	}
 	p := &perfetto{out: bufio.NewWriterSize(w, 256<<10), opt: opt, first: true}
-	p.str(`{"displayTimeUnit":"ns","otherData":{"generator":"iopred export --format perfetto","job_start":`)
-	p.quote(time.Unix(0, start).UTC().Format(time.RFC3339Nano))
-	if opt.Command != "" {
-		p.str(`,"command":`)
-		p.quote(opt.Command)
-	}
-	p.str("},\n\"traceEvents\":[\n")
-	if opt.Jobs > 1 && len(traces) > 1 {
-		if err := p.parallel(traces, start, &st); err != nil {
-			return st, err
-		}
-	} else {
-		for i, t := range traces {
-			if err := p.trace(i+1, t, start, &st); err != nil {
-				return st, err
-			}
-			if p.err != nil {
-				return st, p.err
-			}
-		}
+	p.head(start)
+	if err := p.traces(traces, 0, start, &st); err != nil {
+		return st, err
 	}
 	p.str("\n]}\n")
 	if p.err != nil {
 		return st, p.err
 	}
 	return st, p.out.Flush()
+}
+
+// head writes what comes before the document's first event.
+func (p *perfetto) head(start int64) {
+	p.str(`{"displayTimeUnit":"ns","otherData":{"generator":"iopred export --format perfetto","job_start":`)
+	p.quote(time.Unix(0, start).UTC().Format(time.RFC3339Nano))
+	if p.opt.Command != "" {
+		p.str(`,"command":`)
+		p.quote(p.opt.Command)
+	}
+	p.str("},\n\"traceEvents\":[\n")
+}
+
+// traces writes the events of traces, which are those from number pid0
+// of the job's (their pids follow pid0), on opt.Jobs goroutines.
+func (p *perfetto) traces(traces []string, pid0 int, start int64, st *Stats) error {
+	if p.opt.Jobs > 1 && len(traces) > 1 {
+		return p.parallel(traces, pid0, start, st)
+	}
+	for i, t := range traces {
+		if err := p.trace(pid0+i+1, t, start, st); err != nil {
+			return err
+		}
+		if p.err != nil {
+			return p.err
+		}
+	}
+	return nil
 }
 
 // perfetto writes one document; err is the first write error.
@@ -505,7 +516,7 @@ func (c *chunkWriter) Write(b []byte) (int, error) {
 // at most 256 KiB that wait in a channel of two, and writes them to the
 // document in trace order: the document and the figures are those of one
 // trace after another, in memory bounded by the goroutines.
-func (p *perfetto) parallel(traces []string, start int64, st *Stats) error {
+func (p *perfetto) parallel(traces []string, pid0 int, start int64, st *Stats) error {
 	jobs := p.opt.Jobs
 	slots := make([]chan *rendered, len(traces))
 	for i := range slots {
@@ -538,7 +549,7 @@ func (p *perfetto) parallel(traces []string, start int64, st *Stats) error {
 				// Every event of a trace's part comes after another: the
 				// document's first is found when the parts are joined.
 				q := &perfetto{out: bufio.NewWriterSize(&chunkWriter{r.chunks, done}, 256<<10), opt: p.opt}
-				r.err = q.trace(i+1, traces[i], start, &r.st)
+				r.err = q.trace(pid0+i+1, traces[i], start, &r.st)
 				if r.err == nil {
 					r.err = q.err
 				}

@@ -177,6 +177,11 @@ func iopredEvents(path string, mode Mode, base int64, filter *pathfilter.Filter,
 		return err
 	}
 	defer r.Close()
+	if tr, ok := r.(*tracefmt.Reader); ok {
+		// Each event becomes a Request before the next is read: one
+		// shared event, no allocation per event.
+		tr.ReuseEvents()
+	}
 	anchor := r.Header().StartMonoNs - base
 	var flow tracefmt.DataFlow
 	excluded := map[string]bool{}

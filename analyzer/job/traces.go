@@ -244,6 +244,11 @@ func readTrace(path string, as int, filter *pathfilter.Filter, replay, speculate
 		return nil, -1, false, err
 	}
 	defer r.Close()
+	if tr, ok := r.(*tracefmt.Reader); ok {
+		// The partial (and the model) are done with each event before
+		// the next is read: one shared event, no allocation per event.
+		tr.ReuseEvents()
+	}
 	t := newTraceReader(path, r.Header(), as, filter, replay, speculate)
 	if t.rank < 0 {
 		return nil, -1, false, nil

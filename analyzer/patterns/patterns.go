@@ -381,6 +381,11 @@ func readTrace(id int64, path string, window int) (t traceStreams) {
 		return t
 	}
 	defer r.Close()
+	if tr, ok := r.(*tracefmt.Reader); ok {
+		// Each event is done with before the next is read (the streams
+		// keep its path, a string, and numbers): one shared event.
+		tr.ReuseEvents()
+	}
 	h := r.Header()
 	t.proc.pid, t.proc.rank = h.PID, h.Rank
 	streams := map[streamKey]*stream{}

@@ -18,11 +18,11 @@ import (
 	"iopred/tracefmt"
 )
 
-// analysisRun is what one run of an analysis left: its standard output,
-// the page it wrote (report), and its exit status.
+// analysisRun is what one run of an analysis left: its standard output
+// and error, the page it wrote (report, export), and its exit status.
 type analysisRun struct {
-	stdout, page []byte
-	code         int
+	stdout, stderr, page []byte
+	code                 int
 }
 
 // runAnalysis runs `iopred ARGS` alone, or under m's mpirun at np ranks
@@ -56,7 +56,7 @@ func runAnalysis(t *testing.T, bin string, m *impl, np int, args []string) analy
 	if ctx.Err() != nil {
 		t.Fatalf("%v: did not finish in 3 minutes\n%s", cmd.Args, stderr.String())
 	}
-	res := analysisRun{stdout: stdout.Bytes()}
+	res := analysisRun{stdout: stdout.Bytes(), stderr: stderr.Bytes()}
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
 		res.code = exit.ExitCode()

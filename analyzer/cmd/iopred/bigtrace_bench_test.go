@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -96,12 +97,14 @@ func itoa(i int64) string {
 	}
 }
 
-// BenchmarkBigTrace runs `iopred patterns`, `replay` and `summary` as a
-// user does on a trace of 3 million events (generated at run time) and
-// reports each one's peak resident memory and wall time. Goal: at most
-// 64 MB each. With IOPRED_BIGTRACE_BASELINE naming another build of
+// BenchmarkBigTrace runs `iopred patterns`, `period`, `replay` and
+// `summary` as a user does on a trace of 3 million events (generated at
+// run time) and reports each one's peak resident memory, wall time, CPU
+// time (user + system, every thread) and events per CPU second. Goal: at
+// most 64 MB each. With IOPRED_BIGTRACE_BASELINE naming another build of
 // iopred, that build runs the same commands in the same run, for a side
-// by side figure.
+// by side figure; IOPRED_BIGTRACE_COMMANDS (patterns,period for
+// instance) runs fewer commands.
 func BenchmarkBigTrace(b *testing.B) {
 	dir := b.TempDir()
 	bin := filepath.Join(dir, "iopred")
@@ -120,10 +123,14 @@ func BenchmarkBigTrace(b *testing.B) {
 	if base := os.Getenv("IOPRED_BIGTRACE_BASELINE"); base != "" {
 		builds = append(builds, [2]string{"baseline", base})
 	}
-	for _, cmd := range []string{"patterns", "replay", "summary"} {
+	cmds := []string{"patterns", "period", "replay", "summary"}
+	if only := os.Getenv("IOPRED_BIGTRACE_COMMANDS"); only != "" {
+		cmds = strings.Split(only, ",")
+	}
+	for _, cmd := range cmds {
 		for _, build := range builds {
 			b.Run(cmd+"/"+build[0], func(b *testing.B) {
-				var wall time.Duration
+				var wall, cpu time.Duration
 				var maxRSS int64
 				for i := 0; i < b.N; i++ {
 					c := exec.Command(build[1], cmd, trace)
@@ -132,12 +139,15 @@ func BenchmarkBigTrace(b *testing.B) {
 						b.Fatalf("%s %s: %v\n%s", build[1], cmd, err, out)
 					}
 					wall += time.Since(t0)
+					cpu += c.ProcessState.UserTime() + c.ProcessState.SystemTime()
 					if ru, ok := c.ProcessState.SysUsage().(*syscall.Rusage); ok {
 						maxRSS = max(maxRSS, ru.Maxrss)
 					}
 				}
 				b.ReportMetric(float64(wall.Milliseconds())/float64(b.N), "ms/run")
 				b.ReportMetric(float64(maxRSS)/1024, "peak-RSS-MiB")
+				b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/run")
+				b.ReportMetric(float64(bigTraceEvents)*float64(b.N)/cpu.Seconds()/1e6, "M-events/cpu-s")
 			})
 		}
 	}
