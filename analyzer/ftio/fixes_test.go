@@ -202,3 +202,64 @@ func TestLengthenKeepsVolumePerBurst(t *testing.T) {
 		})
 	}
 }
+
+// TestCopyFileRangeCountsBothWays proves that a copy_file_range (how cp
+// and cat copy a file) counts as a write of the file it copied into, as
+// well as a read of the file it copied from: its event names the input
+// file and keeps the output file's id in Aux. A copy into a descriptor
+// iopred does not know (Aux 0: a pipe) writes no file, and an output file
+// the path filter leaves out is left out of the writes too.
+func TestCopyFileRangeCountsBothWays(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "cp"+tracefmt.FileSuffix)
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := tracefmt.NewWriter(f, tracefmt.Header{Program: "/bin/cp", PID: 9, StartUnixNs: 1e18}, tracefmt.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, p := range []string{"/data/in", "/data/out", "/proc/self/fd/9"} {
+		must(w.File(tracefmt.File{ID: uint32(i + 1), Path: p}))
+	}
+	copyTo := func(out int64, start int64) {
+		must(w.Event(&tracefmt.Event{Op: "copy_file_range", FileID: 1, Aux: out, Offset: 0, Size: 1 << 20, Ret: 1 << 20, Bytes: 1 << 20, StartNs: start, EndNs: start + 1e6}))
+	}
+	for i := int64(0); i < 10; i++ {
+		copyTo(2, 1e9+i*3e8)     // into /data/out
+		copyTo(0, 1e9+i*3e8+1e8) // into a pipe
+		copyTo(3, 1e9+i*3e8+2e8) // into a file the filter leaves out
+	}
+	must(w.Close(tracefmt.Footer{Reason: "exit", EndNs: 5e9}))
+	must(f.Close())
+
+	for _, tc := range []struct {
+		mode Mode
+		reqs int
+	}{
+		{ModeWrite, 10}, {ModeRead, 30}, {ModeBoth, 40},
+	} {
+		srcs, err := FileSources([]string{path}, tc.mode, nil)
+		must(err)
+		n := 0
+		for _, src := range srcs {
+			must(src(func(r Request) error {
+				n++
+				if want := float64(1<<20) / 1e-3; math.Abs(r.Bandwidth-want) > 1e-6*want {
+					t.Errorf("%s: bandwidth %g, want %g", tc.mode, r.Bandwidth, want)
+				}
+				return nil
+			}))
+		}
+		if n != tc.reqs {
+			t.Errorf("%s: %d requests, want %d", tc.mode, n, tc.reqs)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 
 	"iopred/analyzer/pathfilter"
 	"iopred/tracefmt"
@@ -228,6 +229,15 @@ func iopredEvents(path string, mode Mode, base int64, filter *pathfilter.Filter,
 		case tracefmt.LayerMPIIO:
 			if e.Layer != tracefmt.LayerMPIIO {
 				dir = tracefmt.NoData
+			}
+		}
+		// copy_file_range's event names the file it read; the same bytes
+		// were written to the file Aux names (cp and cat copy this way).
+		if e.Op == "copy_file_range" && dir == tracefmt.Read && e.Aux > 0 && e.Aux <= math.MaxUint32 && mode.wants(true) {
+			if out, ok := r.Files()[uint32(e.Aux)]; ok && !excludes(out.Path) {
+				if err := fn(EventRequest(e, anchor)); err != nil {
+					return err
+				}
 			}
 		}
 		if dir == tracefmt.NoData || !mode.wants(dir == tracefmt.Write) || excludes(e.Path) {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -508,4 +510,48 @@ func fmtCorr(r []*float64) string {
 		}
 	}
 	return b.String()
+}
+
+// TestCopyFileRangeWrites proves that a copy_file_range (how cp and cat
+// copy) counts as a write of the file it copied into as well as a read of
+// the file it copied from, through the whole reading of a trace (the
+// output's path comes from the trace's file record: the event holds only
+// its id, in Aux). A copy into a descriptor iopred does not know (Aux 0,
+// a pipe) or into a path the filter leaves out writes nothing.
+func TestCopyFileRangeWrites(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "cp"+tracefmt.FileSuffix)
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rank := 0
+	w, err := tracefmt.NewWriter(f, tracefmt.Header{Program: "/bin/cp", PID: 9, Rank: &rank, StartUnixNs: 1e18}, tracefmt.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, p := range []string{"/data/in", "/data/out", "/proc/self/fd/9"} {
+		must(w.File(tracefmt.File{ID: uint32(i + 1), Path: p}))
+	}
+	for i, out := range []int64{2, 0, 3, 2} {
+		start := int64(i) * 1e8
+		must(w.Event(&tracefmt.Event{Op: "copy_file_range", FileID: 1, Aux: out, Offset: int64(i) << 20, Size: 1 << 20,
+			Ret: 1 << 20, Bytes: 1 << 20, StartNs: start, EndNs: start + 1e6}))
+	}
+	must(w.Close(tracefmt.Footer{Reason: "exit", EndNs: 1e9}))
+	must(f.Close())
+
+	s, _, err := FromTraces([]string{path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k := s.Counts; k.Reads != 4 || k.BytesRead != 4<<20 || k.Writes != 2 || k.BytesWritten != 2<<20 {
+		t.Errorf("counts %+v: want 4 reads of 4 MiB and 2 writes of 2 MiB", k)
+	}
 }

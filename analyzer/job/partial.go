@@ -347,6 +347,7 @@ type Builder struct {
 	streams      map[streamKey]*rankStream
 	dropped      int64
 	rankIONs     int64
+	files        map[uint32]string // path by file id, for the files copies wrote
 }
 
 type streamKey struct {
@@ -374,7 +375,29 @@ func NewBuilder(h tracefmt.Header) *Builder {
 // left out (none when f is nil).
 func NewFilteredBuilder(h tracefmt.Header, f *pathfilter.Filter) *Builder {
 	return &Builder{program: h.Program, t0Unix: h.StartUnixNs, filter: f, excluded: map[string]bool{},
-		streams: map[streamKey]*rankStream{}}
+		streams: map[streamKey]*rankStream{}, files: map[uint32]string{}}
+}
+
+// File learns a file's path from the trace's file record: a
+// copy_file_range names the file it wrote by id only.
+func (b *Builder) File(f *tracefmt.File) { b.files[f.ID] = f.Path }
+
+// copyOut counts the bytes a copy_file_range (how cp and cat copy) wrote:
+// its event names the file it read, and Aux the id of the file it wrote
+// (0 for a descriptor iopred does not know, a pipe). The offset written
+// is not recorded, so the write joins the signal but no access stream.
+func (b *Builder) copyOut(e *tracefmt.Event) {
+	if e.Errno != 0 || e.Bytes <= 0 || e.Aux <= 0 || e.Aux > math.MaxUint32 {
+		return
+	}
+	out, ok := b.files[uint32(e.Aux)]
+	if !ok || b.excludes(out) {
+		return
+	}
+	dur := max(e.EndNs-e.StartNs, 0)
+	b.counts.Writes++
+	b.counts.BytesWritten += e.Bytes
+	b.write.Add(b.t0Unix+e.StartNs, b.t0Unix+e.StartNs+dur, e.Bytes)
 }
 
 // excludes tells whether the filter leaves path out, asking it once per
@@ -401,6 +424,9 @@ func (b *Builder) Add(e *tracefmt.Event) {
 	// The flow sees every event, so that a nonblocking call's completion
 	// finds its start whatever the paths.
 	dir := b.flow.Of(e)
+	if dir == tracefmt.Read && e.Op == "copy_file_range" {
+		b.copyOut(e)
+	}
 	if b.excludes(e.Path) {
 		c.ExcludedEvents++
 		if dir != tracefmt.NoData && e.Errno == 0 && e.Bytes > 0 {

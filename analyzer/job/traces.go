@@ -330,6 +330,8 @@ func (t *TraceReader) Add(rec tracefmt.Record) {
 	case t.cut:
 	case rec.Proc != nil && rec.Proc.Op == CutOp:
 		t.cut = true
+	case rec.File != nil:
+		t.b.File(rec.File)
 	case rec.Event != nil:
 		t.b.Add(rec.Event)
 		if t.model != nil {

@@ -641,8 +641,10 @@ func (s *summarizer) trace(proc int, path string, open func() (recordSource, err
 				// the output file, whose id is in Aux.
 				if out, ok := r.Files()[uint32(e.Aux)]; ok && !s.excludes(out.Path) {
 					p.BytesWritten += e.Bytes
+					p.Layers.add(e.Layer, 0, 0, e.Bytes)
 					o := fileOf(files, out.Path)
 					o.BytesWritten += e.Bytes
+					o.Layers.add(e.Layer, 0, 0, e.Bytes)
 					o.procs[proc] = true
 				}
 			}

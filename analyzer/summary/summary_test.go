@@ -210,6 +210,13 @@ func TestCopyFileRangeCountsBothFiles(t *testing.T) {
 	if byPath["/src"].BytesRead != 700 || byPath["/dst"].BytesWritten != 700 || rep.Processes[0].BytesRead != 700 || rep.Processes[0].BytesWritten != 700 {
 		t.Fatalf("files %+v, process %+v", rep.Files, rep.Processes[0])
 	}
+	// The per-layer view agrees: the copy's write is a POSIX write.
+	if l := rep.Processes[0].Layers["posix"]; l == nil || l.BytesRead != 700 || l.BytesWritten != 700 || l.Calls != 1 {
+		t.Errorf("process layers %+v", rep.Processes[0].Layers["posix"])
+	}
+	if l := byPath["/dst"].Layers["posix"]; l == nil || l.BytesWritten != 700 || l.Calls != 0 {
+		t.Errorf("/dst layers %+v", byPath["/dst"].Layers["posix"])
+	}
 }
 
 // writeMPIProc writes the trace of an MPI rank started startUnixNs: MPI_Init
