@@ -122,7 +122,7 @@ func TestInStep(t *testing.T) {
 			bursts = append(bursts, Burst{StartNS: at * s, EndNS: (at + 60) * s, Bytes: 1e11})
 			on = append(on, len(bursts)-1)
 		}
-		return periodicRun{run: Run{StartNS: start * s, EndNS: (start + int64(3*iv)+300) * s}, bursts: on, interval: iv}
+		return periodicRun{run: Run{StartNS: start * s, EndNS: (start + int64(3*iv) + 300) * s}, bursts: on, interval: iv}
 	}
 	cases := []struct {
 		name string
