@@ -200,3 +200,47 @@ func TestContinuing(t *testing.T) {
 		t.Errorf("wandering run: tolerance %d ns, want %d", tol, want)
 	}
 }
+
+// TestOneInterval proves which periodic runs keep the application's
+// interval (within 30% of the median, or within 10% of 2 to 4 times or
+// a half to a quarter of it), and that a cluster most of whose periodic
+// runs keep an interval of their own gets no support however many runs
+// are periodic.
+func TestOneInterval(t *testing.T) {
+	const s = int64(1e9)
+	cases := []struct {
+		name string
+		ivs  []float64
+		want int
+	}{
+		{"one interval, a run stretched by 25%", []float64{1000, 1010, 990, 1250}, 4},
+		{"whole ratios of it", []float64{1000, 1000, 2050, 490, 2960}, 5},
+		{"between ratios", []float64{1000, 1000, 1000, 1600, 2500}, 3},
+		{"each its own (seed 510's irr1/adhoc_1)", []float64{430, 660, 1340, 500, 1960, 2260}, 2},
+	}
+	for _, c := range cases {
+		var bursts []Burst
+		var runs []Run
+		var perRun [][]int
+		var pr []periodicRun
+		for i, iv := range c.ivs {
+			start := int64(i) * 100000
+			r := Run{StartNS: start * s, EndNS: (start + int64(4*iv)) * s}
+			var on []int
+			for k := range 4 {
+				at := start + 100 + int64(float64(k)*iv)
+				bursts = append(bursts, Burst{StartNS: at * s, EndNS: (at + 30) * s, Bytes: 1e11})
+				on = append(on, len(bursts)-1)
+			}
+			runs, perRun = append(runs, r), append(perRun, on)
+			pr = append(pr, periodicRun{run: r, bursts: on, interval: iv})
+		}
+		if got := len(oneInterval(pr)); got != c.want {
+			t.Errorf("%s: %d runs at the application's interval, want %d", c.name, got, c.want)
+		}
+		presence, _, got := clusterSupport(bursts, runs, perRun, func(int) bool { return true })
+		if supported := 2*c.want >= len(c.ivs); (presence > 0) != supported {
+			t.Errorf("%s: presence %.2f with %d of %d periodic runs (%d) at one interval", c.name, presence, c.want, len(c.ivs), len(got))
+		}
+	}
+}
