@@ -104,3 +104,143 @@ func TestSharedRhythm(t *testing.T) {
 		}
 	}
 }
+
+// TestInStep proves which periodic runs keep one rhythm together: the
+// same interval (a run stretched as a whole keeps its phase, measured in
+// its own interval) and the same phase from the run's start; a run at
+// another phase or another interval is left out, and runs each at a
+// phase of its own keep no rhythm together.
+func TestInStep(t *testing.T) {
+	const s = int64(1e9)
+	var bursts []Burst
+	// periodic builds a run starting at start whose rhythm's first burst
+	// is at phase s after the start, every iv seconds.
+	periodic := func(start, phase int64, iv float64) periodicRun {
+		var on []int
+		for k := range 3 {
+			at := start + phase + int64(float64(k)*iv)
+			bursts = append(bursts, Burst{StartNS: at * s, EndNS: (at + 60) * s, Bytes: 1e11})
+			on = append(on, len(bursts)-1)
+		}
+		return periodicRun{run: Run{StartNS: start * s, EndNS: (start + int64(3*iv) + 300) * s}, bursts: on, interval: iv}
+	}
+	cases := []struct {
+		name string
+		runs [][2]float64 // phase (s), interval (s)
+		want int
+	}{
+		{"all in step", [][2]float64{{1200, 3600}, {1250, 3650}, {1180, 3580}, {1220, 3600}}, 4},
+		{"one stretched by 30% as a whole", [][2]float64{{1200, 3600}, {1250, 3650}, {1180, 3580}, {1560, 4680}}, 3},
+		{"one at another phase", [][2]float64{{1200, 3600}, {1250, 3650}, {1180, 3580}, {3000, 3600}}, 3},
+		{"one at another interval", [][2]float64{{1200, 3600}, {1250, 3650}, {1180, 3580}, {1200, 1800}}, 3},
+		{"a phase near a whole interval is near zero", [][2]float64{{3550, 3600}, {20, 3600}, {3590, 3600}, {60, 3600}}, 4},
+		{"phases of their own", [][2]float64{{200, 3600}, {1100, 3600}, {2000, 3600}, {2900, 3600}}, 1},
+	}
+	for _, c := range cases {
+		var pr []periodicRun
+		for i, r := range c.runs {
+			pr = append(pr, periodic(int64(i+1)*100000, int64(r[0]), r[1]))
+		}
+		if got := len(inStep(bursts, pr)); got != c.want {
+			t.Errorf("%s: %d runs in step, want %d", c.name, got, c.want)
+		}
+	}
+}
+
+// TestContinuing proves how the scope check follows a pattern beyond a
+// run: a host's rhythm going on is followed over one lost burst, and
+// stops at a second; bursts of the same size that fall into the rhythm
+// once, or near it but outside the run's own tolerance, are not a
+// pattern going on; the walk never goes further than asked.
+func TestContinuing(t *testing.T) {
+	const s = int64(1e9)
+	const iv = 600.0
+	match := func(b Burst) bool { return b.Bytes > 0.9e11 && b.Bytes < 1.1e11 }
+	// The run: bursts at 100, 700, 1300 s; it ends at 1500 s.
+	run := periodicRun{run: Run{StartNS: 0, EndNS: 1500 * s}, interval: iv}
+	cases := []struct {
+		name  string
+		after []int64 // bursts after the run, s from its start
+		bytes float64
+		want  int
+	}{
+		// Three intervals are looked at beyond the run's end (1500 s):
+		// the burst at 3700 s is past them.
+		{"the host goes on", []int64{1900, 2500, 3100, 3700}, 1e11, 3},
+		{"the host goes on over a lost burst", []int64{1900, 3100, 3700}, 1e11, 2},
+		{"two lost bursts end it", []int64{1900, 3700, 4300}, 1e11, 1},
+		{"another size", []int64{1900, 2500, 3100}, 2e11, 0},
+		{"one in the rhythm, the rest at random", []int64{1900, 2230, 2790, 3420}, 1e11, 1},
+		{"close, but outside the run's tolerance", []int64{1990, 2590, 3190}, 1e11, 0},
+		{"beyond the intervals looked at", []int64{1900 + 5*600, 2500 + 5*600}, 1e11, 0},
+	}
+	for _, c := range cases {
+		bursts := []Burst{{StartNS: 100 * s, Bytes: 1e11}, {StartNS: 700 * s, Bytes: 1e11}, {StartNS: 1300 * s, Bytes: 1e11}}
+		for _, a := range c.after {
+			bursts = append(bursts, Burst{StartNS: a * s, Bytes: c.bytes})
+		}
+		p := run
+		p.bursts = []int{0, 1, 2}
+		tol := rhythmTolerance(bursts, p, 5*s)
+		if want := int64((0.03*iv + 5) * 1e9); tol != want {
+			t.Errorf("%s: tolerance %d ns, want %d (3%% of an interval and a step)", c.name, tol, want)
+		}
+		if got := continuing(bursts, match, bursts[2].StartNS, iv, tol, p.run.EndNS, int64(3*iv)*s); got != c.want {
+			t.Errorf("%s: %d bursts of the pattern beyond the run, want %d", c.name, got, c.want)
+		}
+		if got := continuing(bursts, match, bursts[0].StartNS, iv, tol, p.run.StartNS, -int64(5*iv)*s); got != 0 {
+			t.Errorf("%s: %d bursts of the pattern before the run, want 0", c.name, got)
+		}
+	}
+	// A run whose gaps wander 40 s has a wider tolerance, at most
+	// chainSlack of an interval.
+	bursts := []Burst{{StartNS: 0}, {StartNS: 640 * s}, {StartNS: 1200 * s}, {StartNS: 1840 * s}}
+	p := periodicRun{bursts: []int{0, 1, 2, 3}, interval: iv}
+	if tol, want := rhythmTolerance(bursts, p, 5*s), int64(chainSlack*iv*1e9); tol != want {
+		t.Errorf("wandering run: tolerance %d ns, want %d", tol, want)
+	}
+}
+
+// TestOneInterval proves which periodic runs keep the application's
+// interval (within 30% of the median, or within 10% of 2 to 4 times or
+// a half to a quarter of it), and that a cluster most of whose periodic
+// runs keep an interval of their own gets no support however many runs
+// are periodic.
+func TestOneInterval(t *testing.T) {
+	const s = int64(1e9)
+	cases := []struct {
+		name string
+		ivs  []float64
+		want int
+	}{
+		{"one interval, a run stretched by 25%", []float64{1000, 1010, 990, 1250}, 4},
+		{"whole ratios of it", []float64{1000, 1000, 2050, 490, 2960}, 5},
+		{"between ratios", []float64{1000, 1000, 1000, 1600, 2500}, 3},
+		{"each its own (seed 510's irr1/adhoc_1)", []float64{430, 660, 1340, 500, 1960, 2260}, 2},
+	}
+	for _, c := range cases {
+		var bursts []Burst
+		var runs []Run
+		var perRun [][]int
+		var pr []periodicRun
+		for i, iv := range c.ivs {
+			start := int64(i) * 100000
+			r := Run{StartNS: start * s, EndNS: (start + int64(4*iv)) * s}
+			var on []int
+			for k := range 4 {
+				at := start + 100 + int64(float64(k)*iv)
+				bursts = append(bursts, Burst{StartNS: at * s, EndNS: (at + 30) * s, Bytes: 1e11})
+				on = append(on, len(bursts)-1)
+			}
+			runs, perRun = append(runs, r), append(perRun, on)
+			pr = append(pr, periodicRun{run: r, bursts: on, interval: iv})
+		}
+		if got := len(oneInterval(pr)); got != c.want {
+			t.Errorf("%s: %d runs at the application's interval, want %d", c.name, got, c.want)
+		}
+		presence, _, got := clusterSupport(bursts, runs, perRun, func(int) bool { return true })
+		if supported := 2*c.want >= len(c.ivs); (presence > 0) != supported {
+			t.Errorf("%s: presence %.2f with %d of %d periodic runs (%d) at one interval", c.name, presence, c.want, len(c.ivs), len(got))
+		}
+	}
+}

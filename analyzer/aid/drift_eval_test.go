@@ -123,13 +123,14 @@ func driftAIDTable(tb testing.TB, seeds []uint64, days float64, maxOSTs int) (fo
 // TestEvaluateDriftAID is AID on the second scenario family's seeds 101
 // to 106 (10 days, at most 64 OSTs, to keep it quick; IOPRED_DRIFT_SEEDS
 // for others): no false positive on any seed (light, irregular,
-// piggy-back and probation applications among them), and at least 60%
-// of the I/O-intensive applications found (23 of 36 since bursts are
-// also found per OST group, 21 before, 18 before hourly checkpointers'
-// runs with two or three bursts could keep the rhythm of their periodic
-// runs). The goal, every one found, is not met: most hourly
-// checkpointers are missed on held-out seeds, and seed 103 (see
-// README.md).
+// piggy-back and probation applications among them), and at least 65%
+// of the I/O-intensive applications found (24 of 36 since runs in step
+// support an application and the scope check follows the rhythm, 23
+// since bursts are also found per OST group, 21 before, 18 before
+// hourly checkpointers' runs with two or three bursts could keep the
+// rhythm of their periodic runs). The goal, every one found, is
+// not met: hourly checkpointers are most of what is missed on held-out
+// seeds, and seed 103 loses all six (see README.md).
 func TestEvaluateDriftAID(t *testing.T) {
 	if testing.Short() {
 		t.Skip("simulates six centers")
@@ -138,8 +139,8 @@ func TestEvaluateDriftAID(t *testing.T) {
 	if len(fps) > 0 {
 		t.Errorf("false positives: %v", fps)
 	}
-	if 100*found < 60*targets {
-		t.Errorf("found %d of %d I/O-intensive applications, fewer than 60%%", found, targets)
+	if 100*found < 65*targets {
+		t.Errorf("found %d of %d I/O-intensive applications, fewer than 65%%", found, targets)
 	}
 }
 
