@@ -10,6 +10,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"iopred/predictor"
 	"iopred/tracefmt"
 )
 
@@ -212,4 +213,23 @@ func runStage(tb testing.TB, stage, trace string) error {
 		return w.Flush()
 	}
 	return nil
+}
+
+// A model that panics turns predictions off and the panic goes no
+// further: the trace goes on without the model.
+func TestObserveSurvivesModelPanic(t *testing.T) {
+	savedModel, savedBroken := model, modelBroken
+	defer func() { model, modelBroken = savedModel, savedBroken }()
+	e := tracefmt.Event{Op: "write", FileID: 1, Size: 1, Ret: 1, Bytes: 1, Layer: tracefmt.LayerPOSIX, Path: "/tmp/x"}
+	model, modelBroken = predictor.New(predictor.Options{}), false
+	observe(&e)
+	if modelBroken {
+		t.Fatal("a working model was taken for broken")
+	}
+	model = &predictor.Model{} // no maps: Observe panics
+	observe(&e)
+	if !modelBroken {
+		t.Fatal("the model's panic did not turn predictions off")
+	}
+	observe(&e) // off: Observe is not called again
 }
