@@ -43,7 +43,8 @@ test: all
 
 # `make bench BASELINE=<commit>` also builds that commit's library into
 # build/baseline and runs preload/bench's whole-process benchmarks with both
-# libraries side by side (its figures are the old-* ones).
+# libraries side by side (its figures are the old-* ones; the consumer's
+# stages are counted with that commit's stage worker when it has one).
 bench: all
 	@if [ -n "$(BASELINE)" ]; then \
 	  rm -rf $(BUILD)/baseline && mkdir -p $(BUILD)/baseline/src && \
@@ -51,7 +52,8 @@ bench: all
 	  cd $(BUILD)/baseline/src && CGO_ENABLED=1 $(GO) build -buildmode=c-shared -trimpath \
 	    -ldflags '$(LIB_LDFLAGS)' -o ../libiopred.so ./preload; \
 	fi
-	$(if $(BASELINE),IOPRED_BENCH_BASELINE=$(abspath $(BUILD))/baseline/libiopred.so) \
+	$(if $(BASELINE),IOPRED_BENCH_BASELINE=$(abspath $(BUILD))/baseline/libiopred.so \
+	  IOPRED_BENCH_BASELINE_SRC=$(abspath $(BUILD))/baseline/src) \
 	  $(GO) test -run '^$$' -bench . -benchmem -timeout 60m ./...
 
 demo: all

@@ -27,6 +27,10 @@ const (
 // The zero value is ready to use; use one DataFlow per trace.
 type DataFlow struct {
 	pending map[int64]Direction // nonblocking calls by Seq, until completed
+	// The latest operation named and its direction: a loop repeats its
+	// call, and the name's two switches cost more than the comparison.
+	lastOp  string
+	lastDir Direction
 }
 
 // Of returns the direction of e's own data.
@@ -35,10 +39,10 @@ func (d *DataFlow) Of(e *Event) Direction {
 		if e.Parent != 0 {
 			return NoData
 		}
-		return direction(e.Op)
+		return d.direction(e.Op)
 	}
 	if strings.HasPrefix(e.Op, "MPI_File_i") && e.Seq != 0 {
-		if dir := direction(e.Op); dir != NoData {
+		if dir := d.direction(e.Op); dir != NoData {
 			if d.pending == nil {
 				d.pending = make(map[int64]Direction)
 			}
@@ -54,7 +58,15 @@ func (d *DataFlow) Of(e *Event) Direction {
 		delete(d.pending, e.Parent)
 		return dir
 	}
-	return direction(e.Op)
+	return d.direction(e.Op)
+}
+
+// direction is direction(op), remembered for the latest op.
+func (d *DataFlow) direction(op string) Direction {
+	if op != d.lastOp || op == "" {
+		d.lastOp, d.lastDir = op, direction(op)
+	}
+	return d.lastDir
 }
 
 func direction(op string) Direction {

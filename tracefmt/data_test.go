@@ -29,6 +29,22 @@ func TestDataFlow(t *testing.T) {
 		{posix("write", 0), Write},
 		{&Event{Layer: LayerStdio, Op: "fwrite"}, Write},
 		{posix("close", 0), NoData},
+		// A loop's repeated operation, remembered, and others between.
+		{posix("pread", 0), Read},
+		{posix("pread", 0), Read},
+		{posix("pread", 9), NoData},
+		{posix("pread", 0), Read},
+		{posix("pwrite", 0), Write},
+		{posix("pwrite", 0), Write},
+		{posix("lseek", 0), NoData},
+		{posix("lseek", 0), NoData},
+		{posix("", 0), NoData},
+		{mpi("MPI_File_iwrite_at", 10, 0), NoData},
+		{mpi("MPI_File_iwrite_at", 11, 0), NoData},
+		{mpi("MPI_Wait", 12, 10), Write},
+		{mpi("MPI_File_read_at", 13, 0), Read},
+		{mpi("MPI_File_read_at", 14, 0), Read},
+		{mpi("MPI_Wait", 15, 11), Write},
 	}
 	var flow DataFlow
 	for i, s := range steps {

@@ -4,10 +4,13 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"iopred/tracefmt"
 )
 
 // cgProfile is one thread of a callgrind profile: its total instructions
@@ -126,45 +129,97 @@ func processProfile(tb testing.TB, env []string, prog string, args ...string) []
 	return ps
 }
 
-// eventCosts are a run's instructions, split by thread and by stage of a
-// traced event's way from the call to the trace file.
+// eventCosts are a run's instructions, split by thread: the calling
+// thread's, of which its context capture and its hand-over (futex
+// wake-ups), and every thread's.
 type eventCosts struct {
-	caller, all                 float64 // the main thread; every thread
-	capture, callerHandover     float64 // in the main thread
-	model, encoding, compressed float64 // in the consumer (any other thread)
+	caller, all             float64 // the main thread; every thread
+	capture, callerHandover float64 // in the main thread
 }
 
 func (c eventCosts) minus(d eventCosts) eventCosts {
-	return eventCosts{c.caller - d.caller, c.all - d.all, c.capture - d.capture, c.callerHandover - d.callerHandover,
-		c.model - d.model, c.encoding - d.encoding, c.compressed - d.compressed}
+	return eventCosts{c.caller - d.caller, c.all - d.all, c.capture - d.capture, c.callerHandover - d.callerHandover}
 }
 
-// stageCosts sums a run's profiles into eventCosts. The stages:
-// capture is the context capture on the calling thread; model is the
-// predictor's work (the model, the online period and the job's
-// statistics); encoding is the trace writer's Event, the compression of
-// frames it triggered left out; compression is every frame's Flush.
-// What is left of the consumer threads' instructions is the hand-over
-// (draining the rings, the call into Go, the batch's glue and the Go
-// runtime's share).
+// stageCosts sums a run's profiles into eventCosts. Only C code's call
+// edges are used (the capture, the futex calls): callgrind follows them,
+// where it loses Go's across stack switches.
 func stageCosts(ps []*cgProfile) eventCosts {
 	var c eventCosts
 	c.caller = ps[0].total
 	c.capture = ps[0].into("iop_capture")
 	c.callerHandover = ps[0].into("syscall") + ps[0].into("wake_consumer")
-	for i, p := range ps {
+	for _, p := range ps {
 		c.all += p.total
-		if i == 0 {
-			continue
-		}
-		for _, fn := range []string{"main.observe", "main.observePeriod", "main.observeJob"} {
-			c.model += p.into(fn)
-		}
-		const event, flush = "iopred/tracefmt.(*Writer).Event", "iopred/tracefmt.(*Writer).Flush"
-		c.encoding += p.into(event) - p.calls[event][flush]
-		c.compressed += p.into(flush)
 	}
 	return c
+}
+
+// stageWorker builds the preload package's test binary from the source
+// tree src: its TestConsumerStage runs one stage of the consumer's Go
+// work on a recorded trace. It returns "" when that tree has no such
+// worker (a baseline older than it).
+func stageWorker(tb testing.TB, src string) string {
+	if _, err := os.Stat(filepath.Join(src, "preload", "stages_test.go")); err != nil {
+		return ""
+	}
+	out := filepath.Join(tb.TempDir(), "preload.test")
+	cmd := exec.Command("go", "test", "-c", "-o", out, "./preload")
+	cmd.Dir = src
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		tb.Fatalf("building the stage worker in %s: %v\n%s", src, err, b)
+	}
+	return out
+}
+
+// stageInstructions counts, under callgrind (every thread, start-up and
+// exit included), the worker running stage on trace. The collector is
+// off (GOGC=off): its cycles come when the runtime's timing says, and
+// moved a stage's count by up to 175 instructions per event between runs
+// of the same stage (with it off, 2 per event); the library's collection
+// work is counted in the traced process, so it falls in the hand-over.
+func stageInstructions(tb testing.TB, worker, stage, trace string) float64 {
+	out := filepath.Join(tb.TempDir(), "cg.out")
+	cmd := exec.Command("valgrind", "--tool=callgrind", "--callgrind-out-file="+out, worker,
+		"-test.run", "^TestConsumerStage$", "-test.count", "1")
+	cmd.Env = append(os.Environ(), "GODEBUG=cpu.rdtscp=off,asyncpreemptoff=1", "GOGC=off", "IOPRED_STAGE="+stage,
+		"IOPRED_STAGE_TRACE="+trace, "IOPRED_DIR="+tb.TempDir())
+	cmd.Dir = filepath.Dir(worker)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		tb.Fatalf("stage %s on %s: %v\n%s", stage, trace, err, b)
+	}
+	return mainThreadInstructions(tb, out)
+}
+
+// consumerStages are the consumer's Go stages' instructions on one
+// recorded trace, each counted alone (stageInstructions, minus the
+// worker's reading of the trace).
+type consumerStages struct{ model, encoding, compression float64 }
+
+func (c consumerStages) minus(d consumerStages) consumerStages {
+	return consumerStages{c.model - d.model, c.encoding - d.encoding, c.compression - d.compression}
+}
+
+func measureStages(tb testing.TB, worker, trace string) consumerStages {
+	count := func(stage string) float64 { return stageInstructions(tb, worker, stage, trace) }
+	none := count("none")
+	encode := count("encode")
+	return consumerStages{
+		model:       count("model") - none,
+		encoding:    encode - none,
+		compression: count("write") - encode,
+	}
+}
+
+// traceIn is the one trace prog left in dir (valgrind's own start-up
+// processes leave theirs beside it).
+func traceIn(tb testing.TB, dir, prog string) string {
+	m, _ := filepath.Glob(filepath.Join(dir, filepath.Base(prog)+".*"+tracefmt.FileSuffix))
+	if len(m) != 1 {
+		tb.Fatalf("want one trace in %s, found %v", dir, m)
+	}
+	return m[0]
 }
 
 // BenchmarkEventCost counts the instructions of a traced event over all
@@ -173,22 +228,34 @@ func stageCosts(ps []*cgProfile) eventCosts {
 // mixed), under the library and bare. The per-event figures are the
 // difference between runs of 160,000 and 80,000 calls, so start-up and
 // exit cancel; all-with-startup-instr/event is the whole 80,000-call run
-// over the bare one. Stages: caller (the calling thread, of which capture
-// and the caller's hand-over, its futex wake-ups), and on the consumer
-// the model, the JSON encoding, the zstd compression and the hand-over
-// (the rest: ring drain, the call into Go, glue, runtime). With
-// IOPRED_BENCH_BASELINE the same figures for the other library, old-*.
+// over the bare one.
+//
+// Stages: on the calling thread, caller (all of it), of which capture
+// and the caller's futex wake-ups (C call edges, which callgrind follows).
+// The consumer's Go stages are each counted alone: the preload package's
+// test binary (TestConsumerStage) runs the model, the JSON encoding, and
+// the encoding with compression, each in a process of its own under
+// callgrind, on the very events the two traced runs recorded, and the
+// same difference of the two runs is taken (the trace's reading, counted
+// apart, subtracted). The hand-over is the rest of the process's count:
+// the caller's wake-ups, draining the rings, the call into Go, the batch's
+// glue and the Go runtime's share. With IOPRED_BENCH_BASELINE the same
+// figures for the other library, old-*; its stages are counted with the
+// worker built from IOPRED_BENCH_BASELINE_SRC when that tree has one.
 func BenchmarkEventCost(b *testing.B) {
 	if _, err := os.Stat("/usr/bin/valgrind"); err != nil {
 		b.Fatalf("valgrind is needed (apt-get install valgrind)")
 	}
 	prog := compile(b, "calls.c")
 	lib := library(b)
-	dir := b.TempDir()
-	type lib_ struct{ prefix, path string }
-	libs := []lib_{{"", lib}}
+	type lib_ struct{ prefix, path, worker string }
+	libs := []lib_{{"", lib, stageWorker(b, repoRoot(b))}}
 	if old := baseline(b); old != "" {
-		libs = append(libs, lib_{"old-", old})
+		worker := ""
+		if src := os.Getenv("IOPRED_BENCH_BASELINE_SRC"); src != "" {
+			worker = stageWorker(b, src)
+		}
+		libs = append(libs, lib_{"old-", old, worker})
 	}
 	const lo, hi = 80000, 160000
 	f := filepath.Join("/dev/shm", fmt.Sprintf("iopred-ev-%d", os.Getpid()))
@@ -200,18 +267,23 @@ func BenchmarkEventCost(b *testing.B) {
 		bareLo, bareHi := measure(nil, lo), measure(nil, hi)
 		bare := bareHi.minus(bareLo)
 		for _, l := range libs {
-			env := []string{"LD_PRELOAD=" + l.path, "IOPRED_DIR=" + dir}
-			runLo, runHi := measure(env, lo), measure(env, hi)
+			loDir, hiDir := b.TempDir(), b.TempDir()
+			runLo := measure([]string{"LD_PRELOAD=" + l.path, "IOPRED_DIR=" + loDir}, lo)
+			runHi := measure([]string{"LD_PRELOAD=" + l.path, "IOPRED_DIR=" + hiDir}, hi)
 			per := func(x float64) float64 { return x / (hi - lo) }
 			d := runHi.minus(runLo).minus(bare)
 			b.ReportMetric(per(d.caller), l.prefix+"caller-instr/event")
 			b.ReportMetric(per(d.all), l.prefix+"all-instr/event")
 			b.ReportMetric((runLo.all-bareLo.all)/lo, l.prefix+"all-with-startup-instr/event")
 			b.ReportMetric(per(d.capture), l.prefix+"capture-instr/event")
-			b.ReportMetric(per(d.callerHandover+d.all-d.caller-d.model-d.encoding-d.compressed), l.prefix+"handover-instr/event")
-			b.ReportMetric(per(d.model), l.prefix+"model-instr/event")
-			b.ReportMetric(per(d.encoding), l.prefix+"encoding-instr/event")
-			b.ReportMetric(per(d.compressed), l.prefix+"compression-instr/event")
+			if l.worker == "" {
+				continue
+			}
+			st := measureStages(b, l.worker, traceIn(b, hiDir, prog)).minus(measureStages(b, l.worker, traceIn(b, loDir, prog)))
+			b.ReportMetric(per(d.all-d.caller+d.callerHandover-st.model-st.encoding-st.compression), l.prefix+"handover-instr/event")
+			b.ReportMetric(per(st.model), l.prefix+"model-instr/event")
+			b.ReportMetric(per(st.encoding), l.prefix+"encoding-instr/event")
+			b.ReportMetric(per(st.compression), l.prefix+"compression-instr/event")
 		}
 	}
 }
