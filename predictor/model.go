@@ -503,10 +503,6 @@ func (m *Model) Observe(e *tracefmt.Event) {
 				// still matched after it.
 				fs.streamArb.record(fs.stream.Certain(), e.Offset == contiguous)
 			}
-		case e.Offset != tracefmt.NoOffset && e.Op == "getc":
-			// getc moves the position by the byte it read, though it
-			// is not counted among the data calls.
-			fs.end, fs.fresh = e.Offset+movedBytes(e), false
 		case e.Offset != tracefmt.NoOffset && isSeek(e.Op):
 			// A seek's event carries the position it set: the next call
 			// on the file starts there (a file read again after rewind).

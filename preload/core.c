@@ -334,11 +334,11 @@ static const char *const iop_op_names[IOP_OP_MAX] = {
   [IOP_OP_none] = "",
 #define CALL(layer, R, name, params, args, pre, post) [IOP_OP_##name] = #name,
 #define VCALL(layer, R, name, params, lastarg, vreal, vargs, pre, post) [IOP_OP_##name] = #name,
-#include "calls.def"
+#include "calls.def.h"
 #undef CALL
 #undef VCALL
 #define MPI_CALL(name, ...) [IOP_OP_##name] = #name,
-#include "mpiio.def"
+#include "mpiio.def.h"
 #undef MPI_CALL
   [IOP_OP_open] = "open", [IOP_OP_open64] = "open64",
   [IOP_OP_openat] = "openat", [IOP_OP_openat64] = "openat64",
@@ -350,6 +350,27 @@ static const char *const iop_op_names[IOP_OP_MAX] = {
 IOP_HIDDEN const char *iop_op_name(int op) {
   return op > 0 && op < IOP_OP_MAX && iop_op_names[op] ? iop_op_names[op] : "";
 }
+
+/* The layer each call is interposed in (calls.def.h's first argument), for
+ * the test that the trace's readers, which tell a call's layer from its
+ * name, file every call where the wrappers do. */
+static const signed char iop_op_layers[IOP_OP_MAX] = {
+#define CALL(layer, R, name, params, args, pre, post) [IOP_OP_##name] = layer,
+#define VCALL(layer, R, name, params, lastarg, vreal, vargs, pre, post) [IOP_OP_##name] = layer,
+#include "calls.def.h"
+#undef CALL
+#undef VCALL
+#define MPI_CALL(name, ...) [IOP_OP_##name] = IOP_MPIIO,
+#include "mpiio.def.h"
+#undef MPI_CALL
+  [IOP_OP_open] = IOP_POSIX, [IOP_OP_open64] = IOP_POSIX,
+  [IOP_OP_openat] = IOP_POSIX, [IOP_OP_openat64] = IOP_POSIX,
+  [IOP_OP_fcntl] = IOP_POSIX, [IOP_OP_fcntl64] = IOP_POSIX,
+  [IOP_OP_rewind] = IOP_STDIO,
+  [IOP_OP_fork] = IOP_POSIX, [IOP_OP_exec] = IOP_POSIX,
+};
+
+IOP_HIDDEN int iop_op_layer(int op) { return op > 0 && op < IOP_OP_MAX ? iop_op_layers[op] : -1; }
 
 /* ---- configuration ---- */
 

@@ -27,17 +27,17 @@
 #define IOP_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define IOP_TLS __thread __attribute__((tls_model("initial-exec")))
 
-/* Operation codes: one per interposed function, from calls.def, plus the
+/* Operation codes: one per interposed function, from calls.def.h, plus the
  * process events. */
 enum iop_op {
   IOP_OP_none = 0,
 #define CALL(layer, R, name, params, args, pre, post) IOP_OP_##name,
 #define VCALL(layer, R, name, params, lastarg, vreal, vargs, pre, post) IOP_OP_##name,
-#include "calls.def"
+#include "calls.def.h"
 #undef CALL
 #undef VCALL
 #define MPI_CALL(name, ...) IOP_OP_##name,
-#include "mpiio.def"
+#include "mpiio.def.h"
 #undef MPI_CALL
   IOP_OP_open, IOP_OP_open64, IOP_OP_openat, IOP_OP_openat64,
   IOP_OP_fcntl, IOP_OP_fcntl64, IOP_OP_rewind,
@@ -217,6 +217,7 @@ static inline __attribute__((always_inline)) int iop_enter(struct iop_call *c, i
 #define iop_failed(r) _Generic((r), FILE *: (r) == 0, char *: (r) == 0, size_t: 0, default: (intptr_t)(r) < 0)
 
 IOP_HIDDEN const char *iop_op_name(int op);
+IOP_HIDDEN int iop_op_layer(int op);
 IOP_HIDDEN int iop_gettid(void);
 IOP_HIDDEN void iop_warn(const char *msg);
 

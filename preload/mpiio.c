@@ -1,4 +1,4 @@
-/* MPI-IO interposition, generated from mpiio.def.
+/* MPI-IO interposition, generated from mpiio.def.h.
  *
  * One libiopred.so serves Open MPI and MPICH (and the MPICH ABI family)
  * without mpi.h: every handle is an opaque register-sized value that the
@@ -1448,5 +1448,5 @@ static fint *fstatuses_for(fint *sts, int n, fint *own, size_t own_ints, fint **
 #define FORTRAN_EXTRA_VIEW(name, stem)
 
 #define MPI_CALL(name, shape, stem) MPI_WRAP_##shape(name, stem) FORTRAN_EXTRA_##shape(name, stem)
-#include "mpiio.def"
+#include "mpiio.def.h"
 #undef MPI_CALL

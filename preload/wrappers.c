@@ -1,5 +1,5 @@
 /* The interposers. Every fixed-argument wrapper is generated from one
- * line of calls.def by IOP_WRAPPER below; the few whose optional argument
+ * line of calls.def.h by IOP_WRAPPER below; the few whose optional argument
  * depends on another argument (open, openat, fcntl), rewind (void), and
  * the process calls (fork, exec) are written out at the end. */
 #include "iop.h"
@@ -91,7 +91,7 @@
 #define VPARAMS_vfscanf (FILE *, const char *, va_list)
 #define VPARAMS___isoc99_vfscanf (FILE *, const char *, va_list)
 
-#include "calls.def"
+#include "calls.def.h"
 #undef CALL
 #undef VCALL
 
@@ -221,7 +221,7 @@ IOP_DEFINE(void, rewind, (FILE *fp)) {
 IOP_HIDDEN void iop_resolve_wrapped(void) {
 #define CALL(layer, R, name, ...) (void)iop_real_##name();
 #define VCALL(layer, R, name, params, lastarg, vname, ...) (void)iop_real_##vname();
-#include "calls.def"
+#include "calls.def.h"
 #undef CALL
 #undef VCALL
   (void)iop_real_open();

@@ -11,8 +11,8 @@ func LayerOf(op string) Layer {
 	}
 	switch op {
 	case "fopen", "fopen64", "fdopen", "freopen", "freopen64", "fclose", "fflush",
-		"fread", "fwrite", "fputs", "fputc", "fprintf", "vfprintf", "fgets", "fgetc", "fscanf",
-		"fseek", "fseeko", "fseeko64", "ftell", "ftello", "rewind":
+		"fread", "fwrite", "fputs", "fputc", "putc", "fprintf", "vfprintf", "fgets", "fgetc", "getc",
+		"fscanf", "vfscanf", "fseek", "fseeko", "fseeko64", "ftell", "ftello", "ftello64", "rewind":
 		return LayerStdio
 	}
 	return LayerPOSIX
@@ -29,7 +29,7 @@ func IsData(op string) bool {
 func IsRead(op string) bool {
 	switch op {
 	case "read", "pread", "pread64", "readv", "preadv", "preadv64", "preadv2",
-		"copy_file_range", "fread", "fgets", "fgetc", "fscanf":
+		"copy_file_range", "fread", "fgets", "fgetc", "getc", "fscanf", "vfscanf":
 		return true
 	}
 	return strings.HasPrefix(op, "MPI_File_read") || strings.HasPrefix(op, "MPI_File_iread")
@@ -39,7 +39,7 @@ func IsRead(op string) bool {
 func IsWrite(op string) bool {
 	switch op {
 	case "write", "pwrite", "pwrite64", "writev", "pwritev", "pwritev64", "pwritev2",
-		"fwrite", "fputs", "fputc", "fprintf", "vfprintf":
+		"fwrite", "fputs", "fputc", "putc", "fprintf", "vfprintf":
 		return true
 	}
 	return strings.HasPrefix(op, "MPI_File_write") || strings.HasPrefix(op, "MPI_File_iwrite")

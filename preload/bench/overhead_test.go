@@ -272,9 +272,9 @@ func breakdown(costs map[string]float64, fn string, calls float64) map[string]fl
 		return x / calls
 	}
 	lib := "@libiopred.so"
-	wrapper := get("calls.def:" + fn + lib)
+	wrapper := get("calls.def.h:" + fn + lib)
 	real := sum(func(k string) bool {
-		return strings.HasSuffix(k, ":"+fn+"@libc.so.6") && !strings.HasPrefix(k, "calls.def")
+		return strings.HasSuffix(k, ":"+fn+"@libc.so.6") && !strings.HasPrefix(k, "calls.def.h")
 	})
 	clock := get("clock.h:"+fn, "clock.h:"+fn+lib, "core.c:iop_clock_renew"+lib)
 	capture := get("context.c:iop_capture" + lib)

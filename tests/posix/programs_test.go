@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"iopred/analyzer/summary"
 	"iopred/tracefmt"
 )
 
@@ -62,30 +63,37 @@ func TestRealProgramsUnchanged(t *testing.T) {
 		args  func(in string) []string
 		files []string // base names the trace must mention
 		skip  func(a, b result) bool
+		// base names of files the program reads whole, and of files it
+		// writes whole: the summary's bytes must be their sizes
+		read, written []string
 	}
 	progs := []prog{
-		{"cp", "cp", func(in string) []string { return []string{in, "copy.txt"} }, []string{"input.txt", "copy.txt"}, nil},
-		{"cat", "cat", func(in string) []string { return []string{in} }, []string{"input.txt"}, nil},
-		{"dd", "dd", func(in string) []string { return []string{"if=" + in, "of=dd.out", "bs=4096", "status=none"} }, []string{"input.txt", "dd.out"}, nil},
-		{"sort", "sort", func(in string) []string { return []string{"-n", "-o", "sorted.txt", in} }, []string{"input.txt", "sorted.txt"}, nil},
+		{"cp", "cp", func(in string) []string { return []string{in, "copy.txt"} }, []string{"input.txt", "copy.txt"}, nil,
+			[]string{"input.txt"}, []string{"copy.txt"}},
+		{"cat", "cat", func(in string) []string { return []string{in} }, []string{"input.txt"}, nil, []string{"input.txt"}, nil},
+		{"dd", "dd", func(in string) []string { return []string{"if=" + in, "of=dd.out", "bs=4096", "status=none"} }, []string{"input.txt", "dd.out"}, nil,
+			[]string{"input.txt"}, []string{"dd.out"}},
+		// sort reads and writes through fread_unlocked and fwrite_unlocked
+		{"sort", "sort", func(in string) []string { return []string{"-n", "-o", "sorted.txt", in} }, []string{"input.txt", "sorted.txt"}, nil,
+			[]string{"input.txt"}, []string{"sorted.txt"}},
 		{"tar", "tar", func(in string) []string {
 			return []string{"cf", "a.tar", "--mtime=2020-01-01", "--owner=0", "--group=0", "input.txt"}
-		}, []string{"a.tar"}, nil},
+		}, []string{"a.tar"}, nil, []string{"input.txt"}, []string{"a.tar"}},
 		{"bash", "bash", func(in string) []string {
 			return []string{"-c", "exec 3>fd3.txt; while read -r a b c; do echo \"$c $a\" >&3; done < input.txt; cat fd3.txt | head -5 > head.txt; echo done >> head.txt; wc -l < fd3.txt"}
-		}, []string{"input.txt", "fd3.txt"}, nil},
+		}, []string{"input.txt", "fd3.txt"}, nil, nil, nil},
 		{"python3", "python3", func(in string) []string {
 			return []string{"-c", "import json\nrows=[l.split() for l in open('input.txt')]\nopen('out.json','w').write(json.dumps(rows[:100]))\nwith open('out.bin','wb') as f:\n  for r in rows: f.write(r[0].encode()+b'\\n')\nprint(len(rows))"}
-		}, []string{"input.txt", "out.json", "out.bin"}, nil},
+		}, []string{"input.txt", "out.json", "out.bin"}, nil, []string{"input.txt"}, []string{"out.json", "out.bin"}},
 		{"sqlite3", "sqlite3", func(in string) []string {
 			return []string{"db.sqlite", "create table t(a integer, b text); insert into t select value, 'x' || value from generate_series(1, 5000); select count(*), sum(a) from t;"}
-		}, []string{"db.sqlite"}, nil},
+		}, []string{"db.sqlite"}, nil, nil, nil},
 		{"fio-psync", "fio", func(in string) []string {
 			return []string{"--name=j", "--filename=fio.dat", "--size=2m", "--bs=4k", "--rw=write", "--ioengine=psync", "--buffer_pattern=0x5a", "--thread", "--minimal", "--output=/dev/null"}
-		}, []string{"fio.dat"}, nil},
+		}, []string{"fio.dat"}, nil, nil, []string{"fio.dat"}},
 		{"fio-sync", "fio", func(in string) []string {
 			return []string{"--name=j", "--filename=fio.dat", "--size=2m", "--bs=4k", "--rw=write", "--ioengine=sync", "--buffer_pattern=0x5a", "--thread", "--minimal", "--output=/dev/null"}
-		}, []string{"fio.dat"}, nil},
+		}, []string{"fio.dat"}, nil, nil, []string{"fio.dat"}},
 	}
 	for _, p := range progs {
 		p := p
@@ -114,11 +122,52 @@ func TestRealProgramsUnchanged(t *testing.T) {
 					touched[filepath.Base(e.Path)] = true
 				}
 			}
+			if len(p.read)+len(p.written) > 0 {
+				movedWhole(t, dir, withLib, p.read, p.written)
+			}
 			for _, f := range p.files {
 				if !touched[f] {
 					t.Errorf("no trace mentions %s", f)
 				}
 			}
 		})
+	}
+}
+
+// movedWhole checks that the summary of the traces in dir counts the
+// files under work named in read as read whole, and those in written as
+// written whole: their sizes.
+func movedWhole(t *testing.T, dir, work string, read, written []string) {
+	t.Helper()
+	paths, err := tracefmt.Discover(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := summary.Summarize(paths, summary.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byBase := map[string]summary.FileStats{}
+	for _, f := range rep.Files {
+		if filepath.Dir(f.Path) == work {
+			byBase[filepath.Base(f.Path)] = f
+		}
+	}
+	size := func(base string) int64 {
+		info, err := os.Stat(filepath.Join(work, base))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return info.Size()
+	}
+	for _, base := range read {
+		if got, want := byBase[base].BytesRead, size(base); got != want {
+			t.Errorf("%s: %d bytes read in the summary, the file holds %d", base, got, want)
+		}
+	}
+	for _, base := range written {
+		if got, want := byBase[base].BytesWritten, size(base); got != want {
+			t.Errorf("%s: %d bytes written in the summary, the file holds %d", base, got, want)
+		}
 	}
 }

@@ -49,7 +49,7 @@ func callgrindCosts(b *testing.B, env []string, prog string, args ...string) (wr
 				continue
 			}
 			switch {
-			case strings.HasSuffix(fields[len(fields)-2], "calls.def:pread"):
+			case strings.HasSuffix(fields[len(fields)-2], "calls.def.h:pread"):
 				wrapper += n
 			case strings.HasSuffix(fields[len(fields)-2], "prefetch.c:pf_thread"):
 				helper += n

@@ -7,6 +7,9 @@ import "strings"
 // __isoc99_fscanf, __open_2, __xstat64) are what a compiler emits for
 // read, fscanf, open and stat64.
 func CanonicalOp(sym string) string {
+	// fread_unlocked is fread without the stream's lock, and
+	// __fread_unlocked_chk its fortified form: both are fread.
+	sym = strings.Replace(sym, "_unlocked", "", 1)
 	switch {
 	case strings.HasPrefix(sym, "__isoc99_"):
 		return strings.TrimPrefix(sym, "__isoc99_")

@@ -111,6 +111,16 @@ CALL(S, char *, fgets, (char *s, int n, FILE *fp), (s, n, fp), iop_pre_stream(&c
 CALL(S, char *, __fgets_chk, (char *s, size_t size, int n, FILE *fp), (s, size, n, fp), iop_pre_stream(&c, fp, n), iop_post_stream(&c, fp, r ? (int64_t)strlen(s) : 0))
 CALL(S, int, fgetc, (FILE *fp), (fp), iop_pre_stream(&c, fp, 1), iop_post_stream(&c, fp, r != EOF))
 CALL(S, int, getc, (FILE *fp), (fp), iop_pre_stream(&c, fp, 1), iop_post_stream(&c, fp, r != EOF))
+/* The _unlocked forms: GNU programs (coreutils' sort, head, tail, tr, od,
+ * md5sum...) call these instead, through gnulib's unlocked-io.h. */
+CALL(S, size_t, fread_unlocked, (void *p, size_t size, size_t n, FILE *fp), (p, size, n, fp), iop_pre_stream(&c, fp, (int64_t)(size * n)), iop_post_stream(&c, fp, (int64_t)(r * size)))
+CALL(S, size_t, __fread_unlocked_chk, (void *p, size_t plen, size_t size, size_t n, FILE *fp), (p, plen, size, n, fp), iop_pre_stream(&c, fp, (int64_t)(size * n)), iop_post_stream(&c, fp, (int64_t)(r * size)))
+CALL(S, size_t, fwrite_unlocked, (const void *p, size_t size, size_t n, FILE *fp), (p, size, n, fp), iop_pre_stream(&c, fp, (int64_t)(size * n)), iop_post_stream(&c, fp, (int64_t)(r * size)))
+CALL(S, int, fputs_unlocked, (const char *s, FILE *fp), (s, fp), iop_pre_stream(&c, fp, (int64_t)strlen(s)), iop_post_stream(&c, fp, r >= 0 ? c.size : 0))
+CALL(S, int, fputc_unlocked, (int ch, FILE *fp), (ch, fp), iop_pre_stream(&c, fp, 1), iop_post_stream(&c, fp, r != EOF))
+CALL(S, char *, fgets_unlocked, (char *s, int n, FILE *fp), (s, n, fp), iop_pre_stream(&c, fp, n), iop_post_stream(&c, fp, r ? (int64_t)strlen(s) : 0))
+CALL(S, int, fgetc_unlocked, (FILE *fp), (fp), iop_pre_stream(&c, fp, 1), iop_post_stream(&c, fp, r != EOF))
+CALL(S, int, fflush_unlocked, (FILE *fp), (fp), iop_pre_stream(&c, fp, 0), iop_post_stream(&c, fp, -1))
 /* scanf consumes an amount of input only the stream position tells. */
 CALL(S, int, vfscanf, (FILE *fp, const char *fmt, va_list ap), (fp, fmt, ap), iop_pre_stream(&c, fp, 0), iop_post_stream(&c, fp, -2))
 CALL(S, int, __isoc99_vfscanf, (FILE *fp, const char *fmt, va_list ap), (fp, fmt, ap), iop_pre_stream(&c, fp, 0), iop_post_stream(&c, fp, -2))
