@@ -2,13 +2,13 @@ package ftio
 
 import (
 	"math"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"iopred/tests/interop"
 	"iopred/tracefmt"
 	_ "iopred/tracefmt/darshan" // reads Darshan logs as streams
+	"iopred/tracefmt/tracetest"
 )
 
 // TestFileSourcesPathFilter proves FTIO's sampling of an iopred trace
@@ -17,28 +17,10 @@ import (
 // MPI's session files do not widen the window or add requests, and
 // FilteredFileSources with no filter keeps them.
 func TestFileSourcesPathFilter(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "app"+tracefmt.FileSuffix)
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := tracefmt.NewWriter(f, tracefmt.Header{Program: "/opt/app", PID: 7, StartUnixNs: 1e18}, tracefmt.WriterOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	files := []string{"/etc/passwd", "/proc/self/maps", "/tmp/ompi.node.0/jf.1/shared_mem", "/data/out"}
-	for i, p := range files {
-		must(w.File(tracefmt.File{ID: uint32(i + 1), Path: p}))
-	}
+	path := filepath.Join(t.TempDir(), "app"+tracefmt.FileSuffix)
+	var events []*tracefmt.Event
 	ev := func(file uint32, op string, start int64) {
-		must(w.Event(&tracefmt.Event{Op: op, FileID: file, Offset: 0, Size: 4096, Ret: 4096, Bytes: 4096, StartNs: start, EndNs: start + 1e6}))
+		events = append(events, &tracefmt.Event{Op: op, FileID: file, Offset: 0, Size: 4096, Ret: 4096, Bytes: 4096, StartNs: start, EndNs: start + 1e6})
 	}
 	ev(1, "pread", 0)
 	ev(2, "pread", 1e6)
@@ -48,8 +30,15 @@ func TestFileSourcesPathFilter(t *testing.T) {
 		ev(4, "pread", 1e9+i*3e8+1e8)
 	}
 	ev(3, "pwrite", 9e9)
-	must(w.Close(tracefmt.Footer{Reason: "exit", EndNs: 10e9}))
-	must(f.Close())
+	tracetest.Write(t, path, tracefmt.Header{Program: "/opt/app", PID: 7, StartUnixNs: 1e18},
+		tracetest.Files("/etc/passwd", "/proc/self/maps", "/tmp/ompi.node.0/jf.1/shared_mem", "/data/out"),
+		events, tracefmt.Footer{Reason: "exit", EndNs: 10e9})
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 
 	for _, tc := range []struct {
 		name       string
@@ -65,6 +54,7 @@ func TestFileSourcesPathFilter(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var srcs []Source
+			var err error
 			if tc.filtered {
 				srcs, err = FileSources([]string{path}, tc.mode, nil)
 			} else {
@@ -210,35 +200,19 @@ func TestLengthenKeepsVolumePerBurst(t *testing.T) {
 // iopred does not know (Aux 0: a pipe) writes no file, and an output file
 // the path filter leaves out is left out of the writes too.
 func TestCopyFileRangeCountsBothWays(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "cp"+tracefmt.FileSuffix)
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := tracefmt.NewWriter(f, tracefmt.Header{Program: "/bin/cp", PID: 9, StartUnixNs: 1e18}, tracefmt.WriterOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	for i, p := range []string{"/data/in", "/data/out", "/proc/self/fd/9"} {
-		must(w.File(tracefmt.File{ID: uint32(i + 1), Path: p}))
-	}
+	path := filepath.Join(t.TempDir(), "cp"+tracefmt.FileSuffix)
+	var events []*tracefmt.Event
 	copyTo := func(out int64, start int64) {
-		must(w.Event(&tracefmt.Event{Op: "copy_file_range", FileID: 1, Aux: out, Offset: 0, Size: 1 << 20, Ret: 1 << 20, Bytes: 1 << 20, StartNs: start, EndNs: start + 1e6}))
+		events = append(events, &tracefmt.Event{Op: "copy_file_range", FileID: 1, Aux: out, Offset: 0, Size: 1 << 20,
+			Ret: 1 << 20, Bytes: 1 << 20, StartNs: start, EndNs: start + 1e6})
 	}
 	for i := int64(0); i < 10; i++ {
 		copyTo(2, 1e9+i*3e8)     // into /data/out
 		copyTo(0, 1e9+i*3e8+1e8) // into a pipe
 		copyTo(3, 1e9+i*3e8+2e8) // into a file the filter leaves out
 	}
-	must(w.Close(tracefmt.Footer{Reason: "exit", EndNs: 5e9}))
-	must(f.Close())
+	tracetest.Write(t, path, tracefmt.Header{Program: "/bin/cp", PID: 9, StartUnixNs: 1e18},
+		tracetest.Files("/data/in", "/data/out", "/proc/self/fd/9"), events, tracefmt.Footer{Reason: "exit", EndNs: 5e9})
 
 	for _, tc := range []struct {
 		mode Mode
@@ -247,16 +221,21 @@ func TestCopyFileRangeCountsBothWays(t *testing.T) {
 		{ModeWrite, 10}, {ModeRead, 30}, {ModeBoth, 40},
 	} {
 		srcs, err := FileSources([]string{path}, tc.mode, nil)
-		must(err)
+		if err != nil {
+			t.Fatal(err)
+		}
 		n := 0
 		for _, src := range srcs {
-			must(src(func(r Request) error {
+			err := src(func(r Request) error {
 				n++
 				if want := float64(1<<20) / 1e-3; math.Abs(r.Bandwidth-want) > 1e-6*want {
 					t.Errorf("%s: bandwidth %g, want %g", tc.mode, r.Bandwidth, want)
 				}
 				return nil
-			}))
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
 		}
 		if n != tc.reqs {
 			t.Errorf("%s: %d requests, want %d", tc.mode, n, tc.reqs)

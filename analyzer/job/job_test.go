@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"iopred/tests/fuzzinput"
 	"iopred/tracefmt"
+	"iopred/tracefmt/tracetest"
 )
 
 // Bytes added to a histogram are kept whole whatever the coarsening, and
@@ -519,33 +519,16 @@ func fmtCorr(r []*float64) string {
 // its id, in Aux). A copy into a descriptor iopred does not know (Aux 0,
 // a pipe) or into a path the filter leaves out writes nothing.
 func TestCopyFileRangeWrites(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "cp"+tracefmt.FileSuffix)
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rank := 0
-	w, err := tracefmt.NewWriter(f, tracefmt.Header{Program: "/bin/cp", PID: 9, Rank: &rank, StartUnixNs: 1e18}, tracefmt.WriterOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	for i, p := range []string{"/data/in", "/data/out", "/proc/self/fd/9"} {
-		must(w.File(tracefmt.File{ID: uint32(i + 1), Path: p}))
-	}
+	path := filepath.Join(t.TempDir(), "cp"+tracefmt.FileSuffix)
+	var events []*tracefmt.Event
 	for i, out := range []int64{2, 0, 3, 2} {
 		start := int64(i) * 1e8
-		must(w.Event(&tracefmt.Event{Op: "copy_file_range", FileID: 1, Aux: out, Offset: int64(i) << 20, Size: 1 << 20,
-			Ret: 1 << 20, Bytes: 1 << 20, StartNs: start, EndNs: start + 1e6}))
+		events = append(events, &tracefmt.Event{Op: "copy_file_range", FileID: 1, Aux: out, Offset: int64(i) << 20, Size: 1 << 20,
+			Ret: 1 << 20, Bytes: 1 << 20, StartNs: start, EndNs: start + 1e6})
 	}
-	must(w.Close(tracefmt.Footer{Reason: "exit", EndNs: 1e9}))
-	must(f.Close())
+	rank := 0
+	tracetest.Write(t, path, tracefmt.Header{Program: "/bin/cp", PID: 9, Rank: &rank, StartUnixNs: 1e18},
+		tracetest.Files("/data/in", "/data/out", "/proc/self/fd/9"), events, tracefmt.Footer{Reason: "exit", EndNs: 1e9})
 
 	s, _, err := FromTraces([]string{path})
 	if err != nil {
