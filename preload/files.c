@@ -453,7 +453,7 @@ IOP_HIDDEN void iop_stream_pos_resolve(void) {
 }
 
 static int64_t stream_pos(FILE *fp) {
-  if (IOP_UNLIKELY(!real_ftello64)) real_ftello64 = (off64_t(*)(FILE *))iop_resolve("ftello64");
+  if (IOP_UNLIKELY(!real_ftello64)) iop_stream_pos_resolve();
   int e = errno;
   int64_t pos = real_ftello64 ? real_ftello64(fp) : -1;
   errno = e;

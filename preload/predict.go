@@ -184,8 +184,7 @@ func iopGoPredict(out *C.struct_iopred_prediction, max C.int) (n C.int) {
 		d.fd = -1
 		d.path = nil
 		if cpath, err := goCString(p.Path); p.Path != "" && err == nil {
-			id := C.iop_file_lookup(cpath)
-			if id != 0 {
+			if id := C.iop_file_lookup(cpath); id != 0 {
 				d.fd = C.int(C.iop_file_fd(id))
 				d.path = C.iop_file_path(id)
 			}

@@ -1,6 +1,9 @@
 package tracefmt
 
-import "strings"
+import (
+	"math"
+	"strings"
+)
 
 // LayerOf names the interface an operation belongs to: the stdio calls
 // (fopen, fwrite, fprintf, ...) are LayerStdio, the MPI_File_* calls are
@@ -33,6 +36,16 @@ func IsRead(op string) bool {
 		return true
 	}
 	return strings.HasPrefix(op, "MPI_File_read") || strings.HasPrefix(op, "MPI_File_iread")
+}
+
+// CopyTarget returns the id of the file a copy_file_range event wrote
+// into: the event names the file it read, and Aux the written file's id
+// (0 for a descriptor iopred did not see opened, such as a pipe).
+func CopyTarget(e *Event) (uint32, bool) {
+	if e.Op != "copy_file_range" || e.Aux <= 0 || e.Aux > math.MaxUint32 {
+		return 0, false
+	}
+	return uint32(e.Aux), true
 }
 
 // IsWrite reports whether op writes file data.

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 
 	"iopred/analyzer/pathfilter"
 	"iopred/tracefmt"
@@ -233,8 +232,8 @@ func iopredEvents(path string, mode Mode, base int64, filter *pathfilter.Filter,
 		}
 		// copy_file_range's event names the file it read; the same bytes
 		// were written to the file Aux names (cp and cat copy this way).
-		if e.Op == "copy_file_range" && dir == tracefmt.Read && e.Aux > 0 && e.Aux <= math.MaxUint32 && mode.wants(true) {
-			if out, ok := r.Files()[uint32(e.Aux)]; ok && !excludes(out.Path) {
+		if id, ok := tracefmt.CopyTarget(e); ok && dir == tracefmt.Read && mode.wants(true) {
+			if out, ok := r.Files()[id]; ok && !excludes(out.Path) {
 				if err := fn(EventRequest(e, anchor)); err != nil {
 					return err
 				}

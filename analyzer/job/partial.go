@@ -387,10 +387,11 @@ func (b *Builder) File(f *tracefmt.File) { b.files[f.ID] = f.Path }
 // (0 for a descriptor iopred does not know, a pipe). The offset written
 // is not recorded, so the write joins the signal but no access stream.
 func (b *Builder) copyOut(e *tracefmt.Event) {
-	if e.Errno != 0 || e.Bytes <= 0 || e.Aux <= 0 || e.Aux > math.MaxUint32 {
+	id, ok := tracefmt.CopyTarget(e)
+	if !ok || e.Errno != 0 || e.Bytes <= 0 {
 		return
 	}
-	out, ok := b.files[uint32(e.Aux)]
+	out, ok := b.files[id]
 	if !ok || b.excludes(out) {
 		return
 	}
@@ -424,7 +425,7 @@ func (b *Builder) Add(e *tracefmt.Event) {
 	// The flow sees every event, so that a nonblocking call's completion
 	// finds its start whatever the paths.
 	dir := b.flow.Of(e)
-	if dir == tracefmt.Read && e.Op == "copy_file_range" {
+	if dir == tracefmt.Read {
 		b.copyOut(e)
 	}
 	if b.excludes(e.Path) {

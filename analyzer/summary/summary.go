@@ -636,10 +636,9 @@ func (s *summarizer) trace(proc int, path string, open func() (recordSource, err
 				f.traced[e.Layer] = true
 				lastLayer = e.Layer
 			}
-			if e.Op == "copy_file_range" && e.Bytes > 0 && e.Aux > 0 && e.Aux <= 1<<32-1 {
-				// The event names the input file; the bytes also land in
-				// the output file, whose id is in Aux.
-				if out, ok := r.Files()[uint32(e.Aux)]; ok && !s.excludes(out.Path) {
+			if id, ok := tracefmt.CopyTarget(e); ok && e.Bytes > 0 {
+				// The bytes read also land in the output file.
+				if out, ok := r.Files()[id]; ok && !s.excludes(out.Path) {
 					p.BytesWritten += e.Bytes
 					p.Layers.add(e.Layer, 0, 0, e.Bytes)
 					o := fileOf(files, out.Path)
