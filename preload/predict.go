@@ -9,12 +9,14 @@ import "C"
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"syscall"
 	"unsafe"
 
 	"iopred/predictor"
@@ -82,13 +84,20 @@ func getModel() *predictor.Model {
 		return model
 	}
 	if p := modelPath(); p != "" {
-		if b, err := readPrivate(p); err == nil {
+		b, err := readPrivate(p)
+		switch {
+		case err == nil:
 			m, err := predictor.Load(bytes.NewReader(b))
 			if err == nil {
 				model = m
 				return model
 			}
 			fmt.Fprintf(os.Stderr, "iopred: IOPRED_MODEL=%s: %v; starting a new model\n", p, err)
+		case errors.Is(err, syscall.ELOOP):
+			// Saving replaces the link by the model (never its target).
+			fmt.Fprintf(os.Stderr, "iopred: IOPRED_MODEL=%s is a symbolic link, not followed; starting a new model\n", p)
+		case !errors.Is(err, os.ErrNotExist):
+			fmt.Fprintf(os.Stderr, "iopred: IOPRED_MODEL: %v; starting a new model\n", err)
 		}
 	}
 	model = predictor.New(predictor.Options{})

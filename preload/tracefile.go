@@ -90,8 +90,11 @@ func writePrivate(path string, b []byte) error {
 }
 
 // openPrivateFile is openPrivate for reading, as an *os.File.
+// It never follows a link at the last component: every file read this way
+// (a model, a key, a spill) is one the library writes, and a link planted
+// at its name would feed it another user's file.
 func openPrivateFile(path string) (*os.File, error) {
-	fd, err := openPrivate(path, syscall.O_RDONLY, 0)
+	fd, err := openPrivate(path, syscall.O_RDONLY|syscall.O_NOFOLLOW, 0)
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
