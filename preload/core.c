@@ -788,6 +788,34 @@ EXEC_WRAPPER(execvp, (const char *file, char *const argv[]), (file, argv), file)
 EXEC_WRAPPER(execvpe, (const char *file, char *const argv[], char *const envp[]), (file, argv, envp), file)
 EXEC_WRAPPER(fexecve, (int fd, char *const argv[], char *const envp[]), (fd, argv, envp), "")
 
+/* ---- _exit and _Exit ----
+ * A program that ends with _exit runs no destructor: dash ends every
+ * script so, Python's os._exit does. Without this its trace would lose
+ * the records not yet written and its footer, and the spills of the
+ * children it forked would be left unconverted. A forked or vfork child
+ * passes straight through (its spill outlives _exit), and so does a call
+ * from a signal handler that interrupted iopred itself. _exit may come
+ * from any signal handler: the wait for the trace is bounded. */
+static void iop_exit_prepare(void) {
+  if (iop_state != IOP_ACTIVE || iop_in || iop_spill_active()) return;
+  if ((pid_t)syscall(SYS_getpid) != iop_pid) return;
+  int e = errno;
+  if (iop_shutdown_bounded(0)) iop_state = IOP_PASSIVE;
+  errno = e;
+}
+
+#define EXIT_WRAPPER(name)                                               \
+  static void (*real_##name)(int);                                       \
+  IOP_EXPORT void name(int status) {                                     \
+    if (!real_##name) real_##name = (void (*)(int))iop_resolve(#name);   \
+    iop_exit_prepare();                                                  \
+    if (real_##name) real_##name(status);                                \
+    for (;;) syscall(SYS_exit_group, status);                            \
+  }
+
+EXIT_WRAPPER(_exit)
+EXIT_WRAPPER(_Exit)
+
 /* iop_resolve_all looks every real function up at once, before the
  * first fork. Looked up on each function's first use instead, a lookup
  * could run in a thread of the program while another thread forks: the
@@ -800,6 +828,7 @@ static void iop_resolve_all(void) {
   real__Fork = (pid_t(*)(void))iop_resolve("_Fork");
 #define RESOLVE_EXEC(name) real_##name = (__typeof__(real_##name))iop_resolve(#name);
   RESOLVE_EXEC(execve) RESOLVE_EXEC(execv) RESOLVE_EXEC(execvp) RESOLVE_EXEC(execvpe) RESOLVE_EXEC(fexecve)
+  RESOLVE_EXEC(_exit) RESOLVE_EXEC(_Exit)
 #undef RESOLVE_EXEC
   iop_resolve_wrapped();
 }

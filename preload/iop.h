@@ -166,6 +166,7 @@ IOP_HIDDEN void iop_drain_and_ingest(void);
 IOP_HIDDEN int iop_flush_pending(void);
 IOP_HIDDEN void iop_ring_init(void);
 IOP_HIDDEN void iop_shutdown(int reason);
+IOP_HIDDEN int iop_shutdown_bounded(int reason);
 IOP_HIDDEN void iop_go_ready_set(void);
 IOP_HIDDEN void iop_lock_drain(void);
 IOP_HIDDEN void iop_unlock_drain(void);

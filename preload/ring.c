@@ -320,19 +320,46 @@ IOP_HIDDEN void iop_ring_after_fork(void) {
   pthread_mutex_init(&drain_mutex, NULL);
 }
 
+static void shutdown_locked(int reason) {
+  if (!finished && atomic_load(&consumer_started) && wait_go_ready()) {
+    drain_locked();
+    iopGoFinish(reason);
+  }
+  finished = 1;
+}
+
 /* iop_shutdown hands every pending event to Go and closes the trace with
  * its footer. reason 0: the process exits; 1: it is about to exec. */
 IOP_HIDDEN void iop_shutdown(int reason) {
   int was = iop_in;
   iop_in = 1;
   pthread_mutex_lock(&drain_mutex);
-  if (!finished && atomic_load(&consumer_started) && wait_go_ready()) {
-    drain_locked();
-    iopGoFinish(reason);
-  }
-  finished = 1;
+  shutdown_locked(reason);
   pthread_mutex_unlock(&drain_mutex);
   iop_in = was;
+}
+
+/* iop_shutdown_bounded is iop_shutdown for an exit that may come from a
+ * signal handler. The caller is outside iopred (iop_in clear), so the
+ * drain lock is held, if at all, by another thread: the consumer, or a
+ * caller of the C API, which let it go once done. But that thread may
+ * wait in turn for a lock the interrupted code holds (malloc's), so the
+ * wait is bounded: past it the trace is left without its last records,
+ * as a kill would, rather than the program hung. It returns whether the
+ * trace was closed. */
+IOP_HIDDEN int iop_shutdown_bounded(int reason) {
+  int was = iop_in;
+  iop_in = 1;
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += 2;
+  int done = pthread_mutex_timedlock(&drain_mutex, &until) == 0;
+  if (done) {
+    shutdown_locked(reason);
+    pthread_mutex_unlock(&drain_mutex);
+  }
+  iop_in = was;
+  return done;
 }
 
 /* After an exec that failed, the process goes on: so does its trace,

@@ -640,3 +640,93 @@ func TestChildThreads(t *testing.T) {
 	}
 	t.Fatal("no trace of the child")
 }
+
+// A program that ends with _exit or _Exit runs no destructor, yet its
+// trace is complete (every call, a footer saying it exited) and the spill
+// of the child it forked is converted, none left over. A vfork child's
+// _exit leaves its parent's trace going on; a _exit from a signal handler
+// that interrupts the program's calls ends the program with its status,
+// with no hang. dash, which ends every script with _exit, leaves the
+// same complete traces.
+func TestExitWithoutDestructors(t *testing.T) {
+	prog := testenv.CompileC(t, "exitpaths.c")
+	for _, how := range []string{"_exit", "_Exit"} {
+		t.Run(how, func(t *testing.T) {
+			data, traces := t.TempDir(), t.TempDir()
+			res := testenv.Traced(t, traces, nil, "", prog, data, how)
+			if res.Code != 3 {
+				t.Fatalf("%+v", res)
+			}
+			if left := spills(t, traces); len(left) != 0 {
+				t.Errorf("spills left unconverted: %v", left)
+			}
+			all := procs(t, traces)
+			child, _ := strconv.Atoi(strings.TrimSpace(res.Stdout))
+			for pid, file := range map[int]string{child: "child", all1(t, traces, prog).header.PID: "parent"} {
+				p := all[pid]
+				if p.err != nil || p.footer == nil {
+					t.Errorf("%s (pid %d): trace not complete: %v", file, pid, p.err)
+				}
+				if got := p.written(data)[filepath.Join(data, file)]; got != 256 {
+					t.Errorf("%s (pid %d): %d bytes written in its trace, want 256", file, pid, got)
+				}
+			}
+		})
+	}
+	t.Run("vfork", func(t *testing.T) {
+		data, traces := t.TempDir(), t.TempDir()
+		res := testenv.Traced(t, traces, nil, "", prog, data, "vfork")
+		if res.Code != 0 {
+			t.Fatalf("%+v", res)
+		}
+		p := all1(t, traces, prog)
+		if p.footer == nil || p.footer.Reason != "exit" || p.written(data)[filepath.Join(data, "parent")] != 256 {
+			t.Errorf("the parent's trace after its vfork child's _exit: footer %+v, wrote %v", p.footer, p.written(data))
+		}
+	})
+	t.Run("signal", func(t *testing.T) {
+		for i := 0; i < 10; i++ {
+			res := testenv.Traced(t, t.TempDir(), nil, "", prog, t.TempDir(), "signal")
+			if res.Code != 5 {
+				t.Fatalf("round %d: %+v", i, res)
+			}
+		}
+	})
+	t.Run("dash", func(t *testing.T) {
+		sh := testenv.Tool(t, "dash")
+		data, traces := t.TempDir(), t.TempDir()
+		for i := 0; i < 10; i++ {
+			res := testenv.Traced(t, traces, nil, data, sh, "-c", "(echo child > sub); echo parent > top")
+			if res.Code != 0 {
+				t.Fatalf("%+v", res)
+			}
+		}
+		if left := spills(t, traces); len(left) != 0 {
+			t.Errorf("spills left unconverted: %v", left)
+		}
+		all := procs(t, traces)
+		var subs, tops int
+		for pid, p := range all {
+			if p.err != nil || p.footer == nil {
+				t.Errorf("pid %d: trace not complete: %v", pid, p.err)
+			}
+			subs += int(p.written(data)[filepath.Join(data, "sub")])
+			tops += int(p.written(data)[filepath.Join(data, "top")])
+		}
+		if len(all) != 20 || subs != 60 || tops != 70 {
+			t.Errorf("%d traces, %d bytes to sub, %d to top; want 20, 60, 70", len(all), subs, tops)
+		}
+	})
+}
+
+// all1 is the one trace in dir of a process running prog.
+func all1(t *testing.T, dir, prog string) proc {
+	t.Helper()
+	for _, p := range procs(t, dir) {
+		if p.header.Program == prog && p.header.ForkUnixNs == 0 {
+			return p
+		}
+	}
+	t.Fatalf("no trace of %s in %s", prog, dir)
+	return proc{}
+}
