@@ -89,10 +89,7 @@ type LayerBytes struct {
 // direction of its own data (tracefmt.DataFlow), which in MPI-IO puts a
 // nonblocking call's bytes on its completion.
 func (st *Stats) addLayer(e *tracefmt.Event, dir tracefmt.Direction) {
-	layer := e.Layer
-	if layer == "" {
-		layer = tracefmt.LayerOf(e.Op)
-	}
+	layer := layerOf(e)
 	if st.Layers == nil {
 		st.Layers = map[string]*LayerBytes{}
 	}
@@ -120,6 +117,30 @@ func (st *Stats) addLayer(e *tracefmt.Event, dir tracefmt.Direction) {
 	case tracefmt.Write:
 		l.BytesWritten += e.Bytes
 	}
+}
+
+// addData counts an exported event's bytes, as the summary counts them:
+// dir is the direction of its own data, and a copy_file_range's bytes,
+// read from its event's file, were also written into the file in Aux.
+func (st *Stats) addData(e *tracefmt.Event, dir tracefmt.Direction) {
+	st.addLayer(e, dir)
+	switch dir {
+	case tracefmt.Read:
+		st.BytesRead += max(e.Bytes, 0)
+	case tracefmt.Write:
+		st.BytesWritten += max(e.Bytes, 0)
+	}
+	if _, ok := tracefmt.CopyTarget(e); ok && e.Bytes > 0 {
+		st.BytesWritten += e.Bytes
+		st.Layers[string(layerOf(e))].BytesWritten += e.Bytes
+	}
+}
+
+func layerOf(e *tracefmt.Event) tracefmt.Layer {
+	if e.Layer == "" {
+		return tracefmt.LayerOf(e.Op)
+	}
+	return e.Layer
 }
 
 // jobStart is the earliest trace's time anchor, the zero of every time

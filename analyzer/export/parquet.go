@@ -129,14 +129,12 @@ func Parquet(w io.Writer, traces []string, opt ParquetOptions) (Stats, error) {
 				row.Offset = &off
 			}
 			dir := flow.Of(e)
-			st.addLayer(e, dir)
+			st.addData(e, dir)
 			switch dir {
 			case tracefmt.Read:
 				row.Dir = "read"
-				st.BytesRead += max(e.Bytes, 0)
 			case tracefmt.Write:
 				row.Dir = "write"
-				st.BytesWritten += max(e.Bytes, 0)
 			}
 			st.Events++
 			rows = append(rows, row)

@@ -187,13 +187,7 @@ func (p *perfetto) trace(pid int, trace string, jobStart int64, st *Stats) error
 			dir := flow.Of(e)
 			p.slice(pid, shift, e, dir)
 			st.Events++
-			st.addLayer(e, dir)
-			switch dir {
-			case tracefmt.Read:
-				st.BytesRead += max(e.Bytes, 0)
-			case tracefmt.Write:
-				st.BytesWritten += max(e.Bytes, 0)
-			}
+			st.addData(e, dir)
 			if model != nil {
 				model.Observe(e)
 				if ps := model.Predict(1); len(ps) > 0 {

@@ -582,18 +582,44 @@ func (c *Collector) mpiio(f *File, e *tracefmt.Event) {
 	}
 }
 
-// access counts a POSIX data call as a file-system request.
-func (c *Collector) access(f *File, fp *FileProc, e *tracefmt.Event) {
-	var d int
-	var a *Access
-	switch {
-	case tracefmt.IsRead(e.Op):
-		a, d = &f.Read, 0
-	case tracefmt.IsWrite(e.Op):
-		a, d = &f.Write, 1
-	default:
+// Copied implements summary.CopyObserver: the bytes a copy_file_range
+// read (counted by Event) were also written into path, one request with
+// no offset of its own in the trace.
+func (c *Collector) Copied(e *tracefmt.Event, path string) {
+	p := c.cur
+	if p == nil || e.Errno != 0 || e.Bytes <= 0 {
 		return
 	}
+	dur := max(e.EndNs-e.StartNs, 0)
+	p.BytesWritten += e.Bytes
+	p.WriteSignal.Add(c.t0+e.StartNs, c.t0+e.StartNs+dur, e.Bytes)
+	f := c.file(path)
+	fp := f.proc(p.Index)
+	fp.BytesWritten += e.Bytes
+	at := c.t0 + e.StartNs
+	if f.FirstUnixNs == 0 || at < f.FirstUnixNs {
+		f.FirstUnixNs = at
+	}
+	f.LastUnixNs = max(f.LastUnixNs, c.t0+e.EndNs)
+	if e.Layer == tracefmt.LayerPOSIX || e.Layer == "" {
+		written := *e
+		written.Offset = tracefmt.NoOffset
+		c.request(&f.Write, 1, fp, &written)
+	}
+}
+
+// access counts a POSIX data call as a file-system request.
+func (c *Collector) access(f *File, fp *FileProc, e *tracefmt.Event) {
+	switch {
+	case tracefmt.IsRead(e.Op):
+		c.request(&f.Read, 0, fp, e)
+	case tracefmt.IsWrite(e.Op):
+		c.request(&f.Write, 1, fp, e)
+	}
+}
+
+// request counts e as a request of direction d (0 read, 1 write) in a.
+func (c *Collector) request(a *Access, d int, fp *FileProc, e *tracefmt.Event) {
 	n := e.Bytes
 	if e.Errno != 0 || n <= 0 {
 		return

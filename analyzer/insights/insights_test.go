@@ -371,3 +371,28 @@ func TestAddHeatmap(t *testing.T) {
 		})
 	}
 }
+
+// A copy_file_range reads its event's file and writes the file in Aux:
+// the process's and the output file's written bytes, the write signal and
+// the output file's requests count its bytes, as the summary's do.
+func TestCopyFileRangeWritesItsTarget(t *testing.T) {
+	var c clock
+	out := c.call("openat", "/d/out", 0, 0, 100)
+	copied := c.call("copy_file_range", "/d/in", 0, 700, 400)
+	copied.Aux = 1 // /d/out, the first path the trace defines
+	_, col := findings(t, Thresholds{}, proc{-1, []tracefmt.Event{out, copied}})
+	p := col.Procs[0]
+	if p.BytesRead != 700 || p.BytesWritten != 700 {
+		t.Errorf("process read %d, wrote %d; want 700 and 700", p.BytesRead, p.BytesWritten)
+	}
+	f := col.Files["/d/out"]
+	if f == nil || f.Write.Requests != 1 || f.Write.Bytes != 700 || f.Procs[0] == nil || f.Procs[0].BytesWritten != 700 {
+		t.Fatalf("output file %+v", f)
+	}
+	if in := col.Files["/d/in"]; in.Read.Bytes != 700 || in.Write.Bytes != 0 {
+		t.Errorf("input file read %d, written %d", in.Read.Bytes, in.Write.Bytes)
+	}
+	if sizes := col.CommonSizes(true, 5); len(sizes) != 1 || sizes[0].Size != 700 {
+		t.Errorf("common write sizes %v", sizes)
+	}
+}

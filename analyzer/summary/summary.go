@@ -261,6 +261,15 @@ type Observer interface {
 	End(p *Process)
 }
 
+// CopyObserver is an Observer that also sees the other side of a
+// copy_file_range: its event names the file it read, and Copied follows
+// Event with the path of the file it wrote into (when that file is known
+// and not excluded), whose bytes the summary counts as written.
+type CopyObserver interface {
+	Observer
+	Copied(e *tracefmt.Event, path string)
+}
+
 type fileAcc struct {
 	FileStats
 	procs  map[int]bool
@@ -645,6 +654,9 @@ func (s *summarizer) trace(proc int, path string, open func() (recordSource, err
 					o.BytesWritten += e.Bytes
 					o.Layers.add(e.Layer, 0, 0, e.Bytes)
 					o.procs[proc] = true
+					if co, ok := s.obs.(CopyObserver); ok {
+						co.Copied(e, out.Path)
+					}
 				}
 			}
 			if e.Op != callsOp {
