@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -228,7 +229,7 @@ func (g *Gate) Pass(ctx context.Context) error {
 			delete(g.waitSince, id)
 		}
 	}
-	sort.SliceStable(jobs, func(a, b int) bool { return jobs[a].ID < jobs[b].ID })
+	sort.SliceStable(jobs, func(a, b int) bool { return jobIDLess(jobs[a].ID, jobs[b].ID) })
 	for _, j := range jobs {
 		if j.State != "PENDING" {
 			continue
@@ -465,3 +466,38 @@ func (g *Gate) Run(ctx context.Context, interval time.Duration, errLog io.Writer
 // DefaultStatePath is where the gate keeps its holds by default: beside
 // the knowledge base.
 func DefaultStatePath(kb string) string { return filepath.Join(kb, "gate-held.json") }
+
+// jobIDLess orders Slurm job ids as they were submitted: by the numbers
+// in them, compared as numbers ("9" before "10", "7_2" before "7_10",
+// array and heterogeneous job ids included), the rest as text.
+func jobIDLess(a, b string) bool {
+	for a != "" && b != "" {
+		na, ra := digitsPrefix(a)
+		nb, rb := digitsPrefix(b)
+		switch {
+		case na != "" && nb != "":
+			na, nb = strings.TrimLeft(na, "0"), strings.TrimLeft(nb, "0")
+			if len(na) != len(nb) {
+				return len(na) < len(nb)
+			}
+			if na != nb {
+				return na < nb
+			}
+			a, b = ra, rb
+		case a[0] != b[0]:
+			return a[0] < b[0]
+		default:
+			a, b = a[1:], b[1:]
+		}
+	}
+	return len(a) < len(b)
+}
+
+// digitsPrefix splits s into its leading decimal digits and the rest.
+func digitsPrefix(s string) (digits, rest string) {
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	return s[:i], s[i:]
+}

@@ -46,3 +46,29 @@ func TestParseSqueue(t *testing.T) {
 		t.Fatal("JobHeldAdmin is not held")
 	}
 }
+
+// Job ids sort in submission order, numbers compared as numbers: as text
+// "10" would come before "9" and the gate would decide for a later job
+// first.
+func TestJobIDLess(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		less bool
+	}{
+		{"9", "10", true},
+		{"10", "9", false},
+		{"99", "100", true},
+		{"7_2", "7_10", true},
+		{"7_10", "8", true},
+		{"7", "7_1", true},
+		{"7+0", "7+1", true},
+		{"007", "7", false},
+		{"12", "12", false},
+		{"123456789012345678901234567890", "123456789012345678901234567891", true},
+		{"abc", "abd", true},
+	} {
+		if got := jobIDLess(c.a, c.b); got != c.less {
+			t.Errorf("jobIDLess(%q, %q) = %v, want %v", c.a, c.b, got, c.less)
+		}
+	}
+}
