@@ -148,6 +148,11 @@ type BurstTest struct {
 	// two), doubled for the two tests (Bonferroni).
 	PValue     float64 `json:"p_value"`
 	Surrogates int     `json:"surrogates"`
+	// Clusters is how many clusters the clock's null model moves, each
+	// whole: runs of bursts separated by pauses shorter than a quarter
+	// of the clock's period (clustersOf). Fewer than Bursts when the
+	// job writes in clusters.
+	Clusters int `json:"clusters"`
 	// Applies says whether the signal is bursty enough for the test
 	// (MinBursts bursts, at most MaxDutyCycle); Reason says why not.
 	Applies bool   `json:"applies"`
@@ -195,10 +200,21 @@ func TestBursts(x []float64, fs float64) BurstTest {
 	b.Coherence = math.Sqrt(best)
 	rng := rand.New(rand.NewPCG(seed, uint64(len(bursts))<<32|uint64(extent)))
 	surrogate := make([]int, len(bursts))
+	// The clock's null keeps the job's clusters (bursts closer than a
+	// quarter of the period found): see clustersOf.
+	clusters := clustersOf(bursts, clockPeriod/clusterShare)
+	b.Clusters = len(clusters)
+	clockSurrogate := surrogate
+	if len(clusters) < len(bursts) {
+		clockSurrogate = make([]int, len(bursts))
+	}
 	coherent, regular := 0, 0
 	for b.Surrogates < Surrogates && (coherent < stopAfter || regular < stopAfter) {
 		randomStarts(surrogate, durations, extent, rng)
-		if s, _ := co.scan(surrogate); s >= best {
+		if len(clusters) < len(bursts) {
+			randomClusterStarts(clockSurrogate, clusters, extent, rng)
+		}
+		if s, _ := co.scan(clockSurrogate); s >= best {
 			coherent++
 		}
 		if intervalSpread(surrogate) <= b.Spread {
@@ -444,6 +460,12 @@ func fitPeriod(starts []int, f float64) float64 {
 // in random order, the first at 0 and the last ending at extent, the idle
 // time between them a uniform random composition.
 func randomStarts(out, durations []int, extent int, rng *rand.Rand) {
+	randomOrder(out, durations, extent, rng)
+}
+
+// randomOrder is randomStarts, returning the order in which it laid the
+// durations down (out[i] is the start of durations[order[i]]).
+func randomOrder(out, durations []int, extent int, rng *rand.Rand) []int {
 	n := len(durations)
 	idle := extent
 	for _, d := range durations {
@@ -465,6 +487,78 @@ func randomStarts(out, durations []int, extent int, rng *rand.Rand) {
 		if i < n-1 {
 			at += cuts[i] - prev
 			prev = cuts[i]
+		}
+	}
+	return order
+}
+
+// clusterShare: bursts whose pause is shorter than the period over
+// clusterShare are one cluster for the clock's null model.
+const clusterShare = 4
+
+// A cluster is a run of bursts that the clock's null model moves as one:
+// its extent (from its first start to its last end) and its bursts'
+// starts from its first.
+type cluster struct {
+	extent  int
+	offsets []int
+}
+
+// clustersOf groups bursts into clusters: each pause shorter than within
+// samples joins its neighbours (within <= 0, or not finite: none joined).
+//
+// The phase coherence counts every burst as a vote for its phase, and
+// bursts a small part of the period apart vote for almost the same one:
+// a job that writes in clusters at random times (pycluster3: 1 to 6
+// writes 0.01 to 0.15 s apart, the clusters 0.2 to 1.5 s apart) casts
+// each cluster's votes together, and its 36 starts cohere at 1.54 s as
+// well as no 36 single bursts placed at random do (p = 0.005). What the
+// job placed, by its rhythm or at random, are its clusters; so the
+// clock's null model places the clusters at random, each kept whole.
+// At the period under test, bursts closer than a quarter of it are one
+// cycle's I/O (the burst test takes a cycle's I/O to cover at most a
+// quarter of its period: MaxDutyCycle), so a job that keeps a clock keeps
+// its cycles apart and its null model is unchanged, but for the parts of
+// one cycle's I/O, which are kept together as they should be.
+func clustersOf(bursts []run, within float64) []cluster {
+	var out []cluster
+	for i, r := range bursts {
+		if i > 0 && within > 0 && !math.IsInf(within, 0) && float64(r.start-bursts[i-1].end) < within {
+			c := &out[len(out)-1]
+			first := bursts[i-len(c.offsets)].start
+			c.offsets = append(c.offsets, r.start-first)
+			c.extent = r.end - first
+			continue
+		}
+		out = append(out, cluster{extent: r.end - r.start, offsets: []int{0}})
+	}
+	return out
+}
+
+// randomClusterStarts fills out with the starts of the bursts of the
+// clusters placed as randomStarts places bursts (in random order, the
+// idle time between them a uniform random composition), each cluster's
+// bursts at their offsets from its start.
+func randomClusterStarts(out []int, clusters []cluster, extent int, rng *rand.Rand) {
+	if len(clusters) < 2 {
+		// One cluster fills the extent: nothing to move.
+		k := 0
+		for _, c := range clusters {
+			k += copy(out[k:], c.offsets)
+		}
+		return
+	}
+	extents := make([]int, len(clusters))
+	for i, c := range clusters {
+		extents[i] = c.extent
+	}
+	at := make([]int, len(clusters))
+	order := randomOrder(at, extents, extent, rng)
+	k := 0
+	for i, j := range order {
+		for _, o := range clusters[j].offsets {
+			out[k] = at[i] + o
+			k++
 		}
 	}
 }
