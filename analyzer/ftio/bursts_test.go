@@ -581,3 +581,68 @@ func matches(starts, offsets []int) bool {
 	}
 	return true
 }
+
+// A rhythm of intervals whose tempo changes with the load (0.25 s, then
+// 0.09 s, then 0.22 s between bursts) is cut into three phases at the
+// changes, each with its tempo, through TestPeriod into a Result's
+// phases; a steady tempo whose jitter makes the local tempo drift by
+// chance is cut in at most Alpha of the runs.
+func TestTempoPhases(t *testing.T) {
+	const fs = 200.0
+	rng := rand.New(rand.NewPCG(7, 8))
+	stretches := []struct {
+		n     int
+		tempo float64
+	}{{15, 0.25}, {15, 0.09}, {10, 0.22}}
+	at, starts := 1.0, []float64{1.0}
+	var changes []float64
+	for _, s := range stretches {
+		for range s.n {
+			at += s.tempo * (0.9 + 0.2*rng.Float64())
+			starts = append(starts, at)
+		}
+		changes = append(changes, at)
+	}
+	n := int((at + 1) * fs)
+	x := train(n, fs, 2, 0, starts)
+	res := Result{Signal: x, Fs: fs, TStart: 100, Verdict: "high"}
+	res.ApplySignificance(TestPeriod(x, fs, 0), true)
+	ph := res.Phases
+	if len(ph) != 3 {
+		t.Fatalf("%d phases %+v, want 3 (verdict %s)", len(ph), ph, res.Verdict)
+	}
+	for i, s := range stretches {
+		if !ph[i].Tempo || math.Abs(ph[i].PeriodS-s.tempo) > 0.05*s.tempo {
+			t.Errorf("phase %d: period %.4f s (tempo %v), want %.2f", i, ph[i].PeriodS, ph[i].Tempo, s.tempo)
+		}
+		// A change lies at the first burst of the next tempo, an
+		// interval of it after the last of this one.
+		if i < 2 && math.Abs(ph[i].EndS-100-changes[i]) > 1.5*stretches[i+1].tempo {
+			t.Errorf("phase %d ends at %.3f s, want %.3f", i, ph[i].EndS-100, changes[i])
+		}
+	}
+	if ph[0].StartS != 100 || ph[2].EndS != 100+float64(n)/fs {
+		t.Errorf("phases from %.3f to %.3f s, want the signal's %.3f to %.3f", ph[0].StartS, ph[2].EndS, 100.0, 100+float64(n)/fs)
+	}
+	cut, drifting := 0, 0
+	for seed := range uint64(40) {
+		rng := rand.New(rand.NewPCG(29, seed))
+		at, starts := 1.0, []float64{1.0}
+		for range 40 {
+			at += 0.2 * (0.6 + 0.8*rng.Float64())
+			starts = append(starts, at)
+		}
+		b := TestBursts(train(int((at+1)*fs), fs, 2, 0, starts), fs)
+		if b.Drifts {
+			drifting++
+		}
+		if len(b.Phases) > 0 {
+			cut++
+			t.Logf("steady tempo, seed %d: %+v", seed, b.Phases)
+		}
+	}
+	if cut > 2 {
+		t.Errorf("a steady tempo of 0.2 s ± 40%%: cut into phases in %d of 40 runs (%d drifting by chance), want at most 2", cut, drifting)
+	}
+	t.Logf("steady tempo: %d of 40 drift by chance, %d cut", drifting, cut)
+}

@@ -397,7 +397,9 @@ func BenchmarkCorpus(b *testing.B) {
 // period is its sleep plus its checkpoint's time, which the machine's
 // load moves (shloop4 went from 0.566 s to 0.507 s between checkpoints
 // and is cut in two there, as before the local tempo); their phases are
-// logged, not judged.
+// logged, not judged. Nor need the halves' LAMMPS runs, whose tempo the
+// load drives: the phases of a drifting tempo (ftio's tempoPhases) are
+// logged too.
 func TestPhases(t *testing.T) {
 	phases := func(dir string) []ftio.Phase {
 		traces, err := tracefmt.Discover(dir)
@@ -431,7 +433,7 @@ func TestPhases(t *testing.T) {
 		ph := phases(filepath.Join("runs", r.name))
 		switch {
 		case len(ph) == 0:
-		case r.half == "tune" || r.half == "held":
+		case (r.half == "tune" || r.half == "held") && !ph[0].Tempo:
 			t.Errorf("%s: %d phases: %+v", r.name, len(ph), ph)
 		default:
 			t.Logf("%s (%s): %d phases: %+v", r.name, r.half, len(ph), ph)
