@@ -440,3 +440,209 @@ func TestJoinPartsLeavesRandomSizesRandom(t *testing.T) {
 	}
 	t.Logf("%d of 60 keep a rhythm", found)
 }
+
+// clusteredWrites returns a signal at fs Hz of 16 clusters of 1 to 6
+// single-sample writes, 0.015 to 0.155 s apart within a cluster, each
+// cluster starting at next(rng) s after the previous one ended.
+func clusteredWrites(fs float64, rng *rand.Rand, next func(*rand.Rand) float64) []float64 {
+	var starts []float64
+	at := 0.0
+	for range 16 {
+		at += next(rng)
+		for range 1 + rng.IntN(6) {
+			starts = append(starts, at)
+			at += 0.015 + 0.14*rng.Float64()
+		}
+	}
+	return train(int((at+0.5)*fs), fs, 1, 0, starts)
+}
+
+// A job that writes in clusters at random times (pycluster3: 1 to 6
+// writes, then a pause of 0.2 to 1.5 s) casts each cluster's bursts as
+// votes for one phase, and against single bursts placed at random its
+// starts cohere on some clock in 9 of 60 runs; the clock's null model
+// keeps the clusters whole (clustersOf), and at most Alpha of the runs
+// are claimed on a clock, as for clusters at Poisson times (the second
+// generator, written for this test: 3 of 60 against single bursts).
+// Clusters on a clock are still found, kept together or not.
+func TestClockNullKeepsClusters(t *testing.T) {
+	const fs, seeds = 250.0, 60
+	for _, c := range []struct {
+		name    string
+		next    func(*rand.Rand) float64
+		maxRate float64 // runs claimed on a clock, at most
+	}{
+		{"uniform pauses", func(r *rand.Rand) float64 { return 0.2 + 1.3*r.Float64() }, Alpha},
+		{"Poisson clusters", func(r *rand.Rand) float64 { return 0.1 + 0.75*r.ExpFloat64() }, Alpha},
+	} {
+		clock, split := 0, 0
+		for seed := range uint64(seeds) {
+			rng := rand.New(rand.NewPCG(13, seed))
+			b := TestBursts(clusteredWrites(fs, rng, c.next), fs)
+			if b.Rhythm == "clock" {
+				clock++
+				t.Logf("%s, seed %d: clock of %.3f s (coherence %.2f, p %.3f; %d bursts in %d clusters)", c.name, seed, b.PeriodS, b.Coherence, b.CoherencePValue, b.Bursts, b.Clusters)
+			}
+			if b.Bursts > 16 {
+				split++ // not every cluster joined into one burst
+			}
+		}
+		if split < seeds/2 {
+			t.Fatalf("%s: the clusters are bursts of their own in %d of %d runs: the case does not test them", c.name, split, seeds)
+		}
+		if float64(clock) > c.maxRate*seeds {
+			t.Errorf("%s: %d of %d runs claimed on a clock, want at most %.0f", c.name, clock, seeds, c.maxRate*seeds)
+		}
+	}
+	// A checkpoint of two writes, the second 0.05 to 0.45 s after the
+	// first, on a clock of 1.5 s (each moved by up to 0.1 s): the pauses
+	// within are too close to those between for burstsOf to join them
+	// (but in a few runs), and the null model keeps them together.
+	found, kept := 0, 0
+	for seed := range uint64(20) {
+		rng := rand.New(rand.NewPCG(17, seed))
+		var starts []float64
+		for i := range 16 {
+			at := 0.5 + 1.5*float64(i) + 0.2*(rng.Float64()-0.5)
+			starts = append(starts, at, at+0.05+0.4*rng.Float64())
+		}
+		b := TestBursts(train(int(25*fs), fs, 1, 0, starts), fs)
+		if b.Bursts > 16 {
+			kept++ // not every checkpoint joined into one burst
+		}
+		if b.Rhythm == "clock" && math.Abs(b.PeriodS-1.5) <= 0.05*1.5 {
+			found++
+		} else {
+			t.Logf("checkpoints of two writes on a clock, seed %d: rhythm %q, period %.3f s (coherence %.2f, p %.3f; %d bursts in %d clusters) %s", seed, b.Rhythm, b.PeriodS, b.Coherence, b.CoherencePValue, b.Bursts, b.Clusters, b.Reason)
+		}
+	}
+	if kept < 10 {
+		t.Fatalf("checkpoints of two writes on a clock: one burst each in %d of 20 runs: the case does not test them", 20-kept)
+	}
+	if found < 19 {
+		t.Errorf("checkpoints of two writes on a clock of 1.5 s: found in %d of 20 runs, want at least 19", found)
+	}
+}
+
+// The clock's null model moves clusters whole: each keeps its bursts'
+// offsets, they do not overlap, the first starts at 0 and the last ends
+// at the extent; pauses of at least the limit separate clusters.
+func TestRandomClusterStartsKeepClusters(t *testing.T) {
+	bursts := []run{{0, 2}, {5, 6}, {8, 9}, {40, 42}, {70, 71}, {73, 75}, {100, 101}}
+	clusters := clustersOf(bursts, 10)
+	if len(clusters) != 4 {
+		t.Fatalf("%d clusters %+v, want 4", len(clusters), clusters)
+	}
+	if got := clustersOf(bursts, 0); len(got) != len(bursts) {
+		t.Fatalf("no limit: %d clusters, want %d", len(got), len(bursts))
+	}
+	const extent = 101
+	rng := rand.New(rand.NewPCG(3, 4))
+	out := make([]int, len(bursts))
+	for range 200 {
+		randomClusterStarts(out, clusters, extent, rng)
+		if out[0] != 0 || !tiles(out, clusters, make([]bool, len(clusters)), 0, extent) {
+			t.Fatalf("starts %v: not the clusters %+v laid whole, apart, from 0 to %d", out, clusters, extent)
+		}
+	}
+}
+
+// tiles tells whether starts are the clusters not yet used, each whole,
+// one after another from the first start on (none before from), the
+// last ending at extent.
+func tiles(starts []int, clusters []cluster, used []bool, from, extent int) bool {
+	if len(starts) == 0 {
+		for _, u := range used {
+			if !u {
+				return false
+			}
+		}
+		return from == extent
+	}
+	for i, c := range clusters {
+		if used[i] || len(c.offsets) > len(starts) || starts[0] < from || !matches(starts[:len(c.offsets)], c.offsets) {
+			continue
+		}
+		used[i] = true
+		if tiles(starts[len(c.offsets):], clusters, used, starts[0]+c.extent, extent) {
+			return true
+		}
+		used[i] = false
+	}
+	return false
+}
+
+// matches tells whether starts are offsets from starts[0].
+func matches(starts, offsets []int) bool {
+	for i, o := range offsets {
+		if starts[i]-starts[0] != o {
+			return false
+		}
+	}
+	return true
+}
+
+// A rhythm of intervals whose tempo changes with the load (0.25 s, then
+// 0.09 s, then 0.22 s between bursts) is cut into three phases at the
+// changes, each with its tempo, through TestPeriod into a Result's
+// phases; a steady tempo whose jitter makes the local tempo drift by
+// chance is cut in at most Alpha of the runs.
+func TestTempoPhases(t *testing.T) {
+	const fs = 200.0
+	rng := rand.New(rand.NewPCG(7, 8))
+	stretches := []struct {
+		n     int
+		tempo float64
+	}{{15, 0.25}, {15, 0.09}, {10, 0.22}}
+	at, starts := 1.0, []float64{1.0}
+	var changes []float64
+	for _, s := range stretches {
+		for range s.n {
+			at += s.tempo * (0.9 + 0.2*rng.Float64())
+			starts = append(starts, at)
+		}
+		changes = append(changes, at)
+	}
+	n := int((at + 1) * fs)
+	x := train(n, fs, 2, 0, starts)
+	res := Result{Signal: x, Fs: fs, TStart: 100, Verdict: "high"}
+	res.ApplySignificance(TestPeriod(x, fs, 0), true)
+	ph := res.Phases
+	if len(ph) != 3 {
+		t.Fatalf("%d phases %+v, want 3 (verdict %s)", len(ph), ph, res.Verdict)
+	}
+	for i, s := range stretches {
+		if !ph[i].Tempo || math.Abs(ph[i].PeriodS-s.tempo) > 0.05*s.tempo {
+			t.Errorf("phase %d: period %.4f s (tempo %v), want %.2f", i, ph[i].PeriodS, ph[i].Tempo, s.tempo)
+		}
+		// A change lies at the first burst of the next tempo, an
+		// interval of it after the last of this one.
+		if i < 2 && math.Abs(ph[i].EndS-100-changes[i]) > 1.5*stretches[i+1].tempo {
+			t.Errorf("phase %d ends at %.3f s, want %.3f", i, ph[i].EndS-100, changes[i])
+		}
+	}
+	if ph[0].StartS != 100 || ph[2].EndS != 100+float64(n)/fs {
+		t.Errorf("phases from %.3f to %.3f s, want the signal's %.3f to %.3f", ph[0].StartS, ph[2].EndS, 100.0, 100+float64(n)/fs)
+	}
+	cut, drifting := 0, 0
+	for seed := range uint64(40) {
+		rng := rand.New(rand.NewPCG(29, seed))
+		at, starts := 1.0, []float64{1.0}
+		for range 40 {
+			at += 0.2 * (0.6 + 0.8*rng.Float64())
+			starts = append(starts, at)
+		}
+		b := TestBursts(train(int((at+1)*fs), fs, 2, 0, starts), fs)
+		if b.Drifts {
+			drifting++
+		}
+		if len(b.Phases) > 0 {
+			cut++
+			t.Logf("steady tempo, seed %d: %+v", seed, b.Phases)
+		}
+	}
+	if cut > 2 {
+		t.Errorf("a steady tempo of 0.2 s ± 40%%: cut into phases in %d of 40 runs (%d drifting by chance), want at most 2", cut, drifting)
+	}
+	t.Logf("steady tempo: %d of 40 drift by chance, %d cut", drifting, cut)
+}

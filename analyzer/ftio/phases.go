@@ -14,6 +14,11 @@ type Phase struct {
 	Windows int `json:"windows"`
 	// PValue is TestPeriod's on the phase's stretch (FindPhases).
 	PValue float64 `json:"p_value,omitempty"`
+	// Tempo says the phase is a stretch of one tempo of a drifting
+	// rhythm of intervals (the burst test's, BurstTest.Phases) rather
+	// than of short-time spectra; Bursts is then how many bursts it holds.
+	Tempo  bool `json:"tempo,omitempty"`
+	Bursts int  `json:"bursts,omitempty"`
 }
 
 // Phase analysis settings. A window must hold phaseCycles periods for its
@@ -179,7 +184,11 @@ func (res *Result) FindPhases() {
 		}
 		ph.PValue = s.PValue
 	}
-	res.Phases = phases
+	if phases != nil {
+		// The spectra's phases before a drifting tempo's
+		// (ApplySignificance), which they find too.
+		res.Phases = phases
+	}
 }
 
 // fundamentalOf returns the multiple m·period (m = 1 to 6, the lag within

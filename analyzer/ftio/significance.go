@@ -436,6 +436,16 @@ func (res *Result) ApplySignificance(s Significance, keepPeriod bool) {
 	res.Significance = &s
 	res.FTIOVerdict = res.Verdict
 	res.Verdict = s.Verdict
+	if b := s.BurstTest; s.Method == "bursts" && b != nil && len(b.Phases) > 0 && len(res.Phases) == 0 &&
+		(s.Verdict == "high" || s.Verdict == "moderate") {
+		// A drifting tempo's phases, unless the spectra found some.
+		res.Phases = make([]Phase, len(b.Phases))
+		for i, ph := range b.Phases {
+			ph.StartS += res.TStart
+			ph.EndS += res.TStart
+			res.Phases[i] = ph
+		}
+	}
 	if s.Verdict != "moderate" || s.Agrees || keepPeriod {
 		return
 	}

@@ -61,6 +61,10 @@ func WriteText(w io.Writer, res Result) error {
 	if len(res.Phases) > 0 {
 		ew.printf("the period changes: %d phases\n", len(res.Phases))
 		for _, p := range res.Phases {
+			if p.Tempo {
+				ew.printf("  phase [%.6g s, %.6g s]: period %.6g s (the local tempo of %d bursts)\n", p.StartS, p.EndS, p.PeriodS, p.Bursts)
+				continue
+			}
 			ew.printf("  phase [%.6g s, %.6g s]: period %.6g s (%d windows agree, p = %.3g)\n", p.StartS, p.EndS, p.PeriodS, p.Windows, p.PValue)
 		}
 	}

@@ -441,8 +441,12 @@ func (r *Report) periodFacts(v *view) {
 		}
 	}
 	for i, ph := range p.Phases {
-		add(fmt.Sprintf("phase %d", i+1), fmt.Sprintf("every %s s from %s s to %s s (p = %.3g)", plotkit.Num(ph.PeriodS),
-			secs(int64(ph.StartS*1e9)-r.start()), secs(int64(ph.EndS*1e9)-r.start()), ph.PValue))
+		how := fmt.Sprintf("p = %.3g", ph.PValue)
+		if ph.Tempo {
+			how = fmt.Sprintf("the local tempo of %d bursts", ph.Bursts)
+		}
+		add(fmt.Sprintf("phase %d", i+1), fmt.Sprintf("every %s s from %s s to %s s (%s)", plotkit.Num(ph.PeriodS),
+			secs(int64(ph.StartS*1e9)-r.start()), secs(int64(ph.EndS*1e9)-r.start()), how))
 	}
 	from := "the bytes all processes moved"
 	if fromHeatmap {

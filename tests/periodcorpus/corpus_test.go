@@ -39,7 +39,9 @@ type run struct {
 	// written: the first fresh set was looked at while making it), or
 	// "fresh3" (recorded after the stream test, the steady part, the
 	// smaller spread and the joined shares, from other generators, to
-	// judge those unseen).
+	// judge those unseen), or "fresh4" (recorded after the clock's null
+	// model kept clusters, from other generators again: a C program,
+	// gawk, perl, Python's interval timer).
 	half string
 }
 
@@ -62,8 +64,8 @@ func readLabels(t testing.TB) []run {
 			t.Fatalf("labels.tsv:%d: %d fields, want 6", line, len(c))
 		}
 		r := run{name: c[0], periodic: c[1] == "periodic", file: c[4], half: c[5]}
-		if r.half != "tune" && r.half != "held" && r.half != "fresh" && r.half != "fresh2" && r.half != "fresh3" {
-			t.Fatalf("labels.tsv:%d: half %q, want tune, held, fresh, fresh2 or fresh3", line, r.half)
+		if r.half != "tune" && r.half != "held" && r.half != "fresh" && r.half != "fresh2" && r.half != "fresh3" && r.half != "fresh4" {
+			t.Fatalf("labels.tsv:%d: half %q, want tune, held, fresh, fresh2, fresh3 or fresh4", line, r.half)
 		}
 		if c[1] != "periodic" && c[1] != "aperiodic" {
 			t.Fatalf("labels.tsv:%d: class %q", line, c[1])
@@ -237,7 +239,7 @@ func halves(t testing.TB) []set {
 	only := os.Getenv("PERIODCORPUS_HALF")
 	sets := []set{{half: "tune", name: "tuning half"}, {half: "held", name: "held-out half"},
 		{half: "fresh", name: "fresh set"}, {half: "fresh2", name: "second fresh set"},
-		{half: "fresh3", name: "third fresh set"}}
+		{half: "fresh3", name: "third fresh set"}, {half: "fresh4", name: "fourth fresh set"}}
 	for _, r := range readLabels(t) {
 		for i := range sets {
 			if r.half == sets[i].half && (only == "" || only == r.half) {
@@ -315,13 +317,23 @@ func (c table) String() string {
 // 1.000 and 0.916. The third fresh set, recorded after all of these
 // and judging them unseen: 0.800 and 1.000 (pycluster3, writes in
 // clusters at random times, claimed on a clock of 1.54 s: the null model
-// places single bursts at random and keeps no clusters).
+// places single bursts at random and keeps no clusters). With a null
+// model for the clock that keeps the job's clusters (ftio's clustersOf),
+// pycluster3 is not significant (p = 0.400): 1.000 and 1.000, fresh3
+// now looked at; every other set unchanged. The fourth fresh set,
+// recorded after that change from other generators and judged once after
+// every change of the session (the clusters, the tempo's phases): 0.833
+// and 1.000 (awkrand4, gawk writing after random sleeps of 0.05 to 0.95
+// s, claimed on a clock of 0.345 s: coherence 0.57 over 29 bursts, none
+// of 199 surrogates as coherent; gaps drawn from a bounded range are
+// more regular than the null model's bursts at independent times).
 var floors = map[string][2]float64{
 	"tune":   {1, 1},
 	"held":   {1, 1},
 	"fresh":  {1, 0.916},
 	"fresh2": {1, 1},
-	"fresh3": {0.8, 1},
+	"fresh3": {1, 1},
+	"fresh4": {0.833, 1},
 }
 
 // The corpus of real programs' traces: at least 40 runs, and the
@@ -392,7 +404,9 @@ func BenchmarkCorpus(b *testing.B) {
 // period is its sleep plus its checkpoint's time, which the machine's
 // load moves (shloop4 went from 0.566 s to 0.507 s between checkpoints
 // and is cut in two there, as before the local tempo); their phases are
-// logged, not judged.
+// logged, not judged. Nor need the halves' LAMMPS runs, whose tempo the
+// load drives: the phases of a drifting tempo (ftio's tempoPhases) are
+// logged too.
 func TestPhases(t *testing.T) {
 	phases := func(dir string) []ftio.Phase {
 		traces, err := tracefmt.Discover(dir)
@@ -426,7 +440,7 @@ func TestPhases(t *testing.T) {
 		ph := phases(filepath.Join("runs", r.name))
 		switch {
 		case len(ph) == 0:
-		case r.half == "tune" || r.half == "held":
+		case (r.half == "tune" || r.half == "held") && !ph[0].Tempo:
 			t.Errorf("%s: %d phases: %+v", r.name, len(ph), ph)
 		default:
 			t.Logf("%s (%s): %d phases: %+v", r.name, r.half, len(ph), ph)

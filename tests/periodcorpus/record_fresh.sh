@@ -27,6 +27,59 @@ pick() { if [ "$set" = fresh ]; then echo "$1"; else echo "$2"; fi; }
 
 half() { echo "$set"; }
 
+# FRESH_HALF=fresh4: a fourth set, recorded after the clock's null model
+# kept the job's clusters (judging it and everything before unseen), from
+# generators no earlier set uses: a C program computing on its main thread
+# and checkpointing with pwrite on absolute deadlines with jitter
+# (testdata/timerckpt.c), the same with a 3 s stall mid-run (the clock
+# resumes), Python checkpoints from a SIGALRM interval timer, gawk and
+# perl loops (write, then sleep); not periodic: the C program at
+# exponential gaps, Python appends at Poisson times, dd on a schedule of
+# uniform random times drawn beforehand, perl writing in clusters at
+# Poisson times, gawk writing after random sleeps.
+if [ "$set" = fresh4 ]; then
+  gcc -O2 -o "$work/timerckpt" "$here/testdata/timerckpt.c" -lm
+  run cpwrite4 periodic 0.35 30 ckpt.dat 0 "$work/timerckpt" ckpt.dat 0.35 30 131072 4 0.15 41
+  run stall4 periodic 0.3 30 ckpt.dat 0 "$work/timerckpt" ckpt.dat 0.3 30 262144 2 0 43 15 3.0
+  run pyitimer4 periodic 0.4 20 ckpt.dat 1 $py -c "
+import os, signal
+ticks = 0
+def tick(sig, frame):
+    global ticks
+    ticks += 1
+signal.signal(signal.SIGALRM, tick)
+signal.setitimer(signal.ITIMER_REAL, 0.4, 0.4)
+fd = os.open('ckpt.dat', os.O_WRONLY | os.O_CREAT, 0o644)
+done, s = 0, 0
+while done < 20:
+    s += 1
+    if ticks > done:
+        done += 1
+        for k in range(4):
+            os.pwrite(fd, bytes(262144), k * 262144)
+        os.fsync(fd)
+signal.setitimer(signal.ITIMER_REAL, 0)
+os.close(fd)
+"
+  run awkloop4 periodic 0 25 ckpt.dat 0 gawk 'BEGIN { line = sprintf("%0100d", 0); for (i = 0; i < 25; i++) { for (j = 0; j < 3000; j++) print line > "ckpt.dat"; close("ckpt.dat"); system("sleep 0.3") } }'
+  run perlloop4 periodic 0 20 ckpt.dat 0 perl -e 'use Time::HiRes qw(sleep); my $b = "p" x 524288; for my $i (1..20) { open(my $f, ">", "ckpt.dat") or die; syswrite($f, $b) for 1..2; close($f); sleep(0.45) }'
+  run cpoisson4 aperiodic 0 0 - 0 "$work/timerckpt" out.dat 0 40 131072 2 0.25 47
+  run pypoisson4 aperiodic 0 0 - 0 $py -c "
+import os, random, time
+r = random.Random(53)
+fd = os.open('out.dat', os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+for c in range(40):
+    time.sleep(r.expovariate(1 / 0.3))
+    os.write(fd, bytes(65536))
+os.close(fd)
+"
+  sched=$($py -c "import random; r = random.Random(59); t = sorted(r.uniform(0, 12) for _ in range(30)); print(' '.join('%.3f:%d' % (b - a, r.randint(1, 8)) for a, b in zip([0] + t, t)))")
+  run ddsched4 aperiodic 0 0 - 0 sh -c "for p in $sched; do sleep \${p%:*}; dd if=/dev/zero of=sched.dat bs=256k count=\${p#*:} conv=fdatasync status=none; done"
+  run perlcluster4 aperiodic 0 0 - 0 perl -e 'use Time::HiRes qw(sleep); srand(61); my $b = "q" x 131072; open(my $f, ">", "out.dat") or die; for my $c (1..14) { sleep(-log(1 - rand()) * 0.9); for (1..1 + int(rand(5))) { syswrite($f, $b); sleep(-log(1 - rand()) * 0.08) } } close($f)'
+  run awkrand4 aperiodic 0 0 - 0 gawk 'BEGIN { srand(67); line = sprintf("%0100d", 0); for (i = 0; i < 30; i++) { system("sleep " (0.05 + rand() * 0.9)); n = 200 + int(rand() * 4000); for (j = 0; j < n; j++) print line > "out.dat"; fflush("out.dat") } }'
+  exit 0
+fi
+
 # FRESH_HALF=fresh3: a third set, recorded after the stream test, the
 # steady part, the smaller spread and the joined shares were made (judging
 # them unseen), from generators neither earlier set uses: Python
