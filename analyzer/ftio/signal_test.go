@@ -383,3 +383,34 @@ func TestMinCycles(t *testing.T) {
 		t.Errorf("square wave of 8 cycles with MinCycles 2: period %v, want 6.4 s", res.PeriodS)
 	}
 }
+
+// The headline never pairs "no period found" with a verdict that says a
+// period is there: when FTIO's spectrum finds none and the significance
+// test finds one, it says so, with the test's period.
+func TestHeadlineWithoutFTIOPeriod(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		verdict string
+		sigS    float64
+		want    string
+	}{
+		{"test finds a rhythm", "moderate", 0.4, "FTIO's spectrum finds no period (0 candidates); the significance test finds 0.4 s, verdict moderate"},
+		{"test finds it high", "high", 1.5, "the significance test finds 1.5 s, verdict high"},
+		{"nothing anywhere", "not significant", 0, "no period found (not significant; 0 candidates, 0 outliers with z > 3)"},
+		{"test line not significant", "not periodic", 0.7, "no period found (not periodic; 0 candidates"},
+	} {
+		res := Result{Verdict: c.verdict, Significance: &Significance{Verdict: c.verdict, PeriodS: c.sigS}}
+		var text strings.Builder
+		if err := WriteText(&text, res); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(text.String(), c.want) {
+			t.Errorf("%s: %q, want %q", c.name, text.String(), c.want)
+		}
+		if c.verdict == "moderate" || c.verdict == "high" {
+			if strings.Contains(text.String(), "no period found") {
+				t.Errorf("%s: %q says no period with verdict %s", c.name, text.String(), c.verdict)
+			}
+		}
+	}
+}

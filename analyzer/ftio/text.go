@@ -21,6 +21,10 @@ func WriteText(w io.Writer, res Result) error {
 		ew.printf("outlier detector: %s, %d outlying bins (harmonics excluded)\n", res.Detector, res.Outliers)
 	}
 	switch {
+	case res.PeriodS == nil && sig != nil && sig.PeriodS > 0 && (res.Verdict == "high" || res.Verdict == "moderate"):
+		// FTIO's spectrum gives nothing, the burst or line test does: the
+		// verdict is the test's, about its own period.
+		ew.printf("FTIO's spectrum finds no period (%d candidates); the significance test finds %.6g s, verdict %s\n", len(res.Candidates), sig.PeriodS, res.Verdict)
 	case res.PeriodS == nil && res.Detector != "":
 		ew.printf("no period found (%s; %d candidates)\n", res.Verdict, len(res.Candidates))
 	case res.PeriodS == nil:
