@@ -531,20 +531,51 @@ static int read_at(int fd, void *buf, size_t n, uint64_t off) {
   return 1;
 }
 
-/* find_go_symbol returns the run-time address of a (local) data symbol of
- * this library, from its ELF symbol table on disk, or NULL. No malloc, no
- * stdio, and no mapping of the file: it reads the headers and the symbol
- * table in small pieces into buffers on the stack, and compares the name
- * of a symbol only when the symbol is data whose size is a multiple of
- * unit and at least min_size. Mapping the whole file and comparing every
- * name cost about 0.7 ms per process on a virtual machine (page faults
- * over the string table, and the unmapping). */
-static void *find_go_symbol(const char *want, size_t unit, size_t min_size) {
+/* A data symbol of this library that find_go_symbols looks for: its
+ * name, and the sizes it may have (a multiple of unit, from min_size to
+ * max_size). found is its run-time address, or NULL. */
+struct go_symbol {
+  const char *name;
+  size_t unit, min_size, max_size;
+  void *found;
+};
+
+/* strtab_window is the part of the string table read last: the linker
+ * writes names in the order of the symbols, so the names of nearby
+ * candidates come from one read. */
+struct strtab_window {
+  uint64_t lo;
+  size_t n;
+  char buf[4096];
+};
+
+static const char *strtab_name(int fd, const ElfW(Shdr) *strs, struct strtab_window *w, uint64_t off, size_t len) {
+  if (off + len > strs->sh_size) return NULL;
+  if (w->n && off >= w->lo && off + len <= w->lo + w->n) return w->buf + (off - w->lo);
+  size_t n = strs->sh_size - off < sizeof w->buf ? (size_t)(strs->sh_size - off) : sizeof w->buf;
+  if (n < len || !read_at(fd, w->buf, n, strs->sh_offset + off)) {
+    w->n = 0;
+    return NULL;
+  }
+  w->lo = off;
+  w->n = n;
+  return w->buf;
+}
+
+/* find_go_symbols sets the run-time address of each (local) data symbol
+ * of this library in want[0..n-1] that its ELF symbol table on disk
+ * holds. No malloc, no stdio, and no mapping of the file: it reads the
+ * headers, the symbol table and the names it compares in pieces into
+ * buffers on the stack, and compares the name of a symbol only when the
+ * symbol is data of a size a wanted one may have. Mapping the whole file
+ * and comparing every name cost about 0.7 ms per process on a virtual
+ * machine (page faults over the string table, and the unmapping). */
+static void find_go_symbols(struct go_symbol *want, int nwant) {
   Dl_info info;
-  if (!dladdr((void *)&find_go_symbol, &info) || !info.dli_fname) return NULL;
+  if (!dladdr((void *)&find_go_symbols, &info) || !info.dli_fname) return;
   int fd = (int)syscall(SYS_openat, AT_FDCWD, info.dli_fname, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return NULL;
-  void *found = NULL;
+  if (fd < 0) return;
+  int left = nwant;
   ElfW(Ehdr) eh;
   if (!read_at(fd, &eh, sizeof eh, 0) || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
       eh.e_phentsize != sizeof(ElfW(Phdr)) || eh.e_shentsize != sizeof(ElfW(Shdr)))
@@ -556,40 +587,41 @@ static void *find_go_symbol(const char *want, size_t unit, size_t min_size) {
     if (!read_at(fd, &ph, sizeof ph, eh.e_phoff + (uint64_t)i * sizeof ph)) goto out;
     if (ph.p_type == PT_LOAD && ph.p_vaddr < lowest) lowest = ph.p_vaddr;
   }
-  size_t wlen = strlen(want) + 1;
-  for (int i = 0; i < eh.e_shnum && !found; i++) {
+  for (int i = 0; i < eh.e_shnum && left > 0; i++) {
     ElfW(Shdr) sh, strs;
     if (!read_at(fd, &sh, sizeof sh, eh.e_shoff + (uint64_t)i * sizeof sh)) goto out;
     if (sh.sh_type != SHT_SYMTAB || sh.sh_link >= eh.e_shnum) continue;
     if (!read_at(fd, &strs, sizeof strs, eh.e_shoff + (uint64_t)sh.sh_link * sizeof strs)) goto out;
-    ElfW(Sym) syms[128];
+    struct strtab_window win;
+    win.n = 0;
+    ElfW(Sym) syms[256];
     size_t n = sh.sh_size / sizeof syms[0];
-    for (size_t k = 0; k < n && !found; k += 128) {
-      size_t m = n - k < 128 ? n - k : 128;
+    for (size_t k = 0; k < n && left > 0; k += 256) {
+      size_t m = n - k < 256 ? n - k : 256;
       if (!read_at(fd, syms, m * sizeof syms[0], sh.sh_offset + k * sizeof syms[0])) goto out;
-      for (size_t j = 0; j < m; j++) {
+      for (size_t j = 0; j < m && left > 0; j++) {
         const ElfW(Sym) *sym = &syms[j];
-        if (ELF64_ST_TYPE(sym->st_info) != STT_OBJECT || sym->st_size < min_size || sym->st_size % unit) continue;
-        char name[64];
-        if (wlen > sizeof name || sym->st_name + wlen > strs.sh_size) continue;
-        if (!read_at(fd, name, wlen, strs.sh_offset + sym->st_name)) continue;
-        if (memcmp(name, want, wlen) == 0) {
-          found = (char *)info.dli_fbase + (sym->st_value - (lowest == UINTPTR_MAX ? 0 : lowest));
-          break;
+        if (ELF64_ST_TYPE(sym->st_info) != STT_OBJECT) continue;
+        for (int w = 0; w < nwant; w++) {
+          struct go_symbol *g = &want[w];
+          if (g->found || sym->st_size < g->min_size || sym->st_size > g->max_size || sym->st_size % g->unit) continue;
+          size_t len = strlen(g->name) + 1;
+          const char *name = strtab_name(fd, &strs, &win, sym->st_name, len);
+          if (name && memcmp(name, g->name, len) == 0) {
+            g->found = (char *)info.dli_fbase + (sym->st_value - (lowest == UINTPTR_MAX ? 0 : lowest));
+            left--;
+          }
         }
       }
     }
   }
 out:
   syscall(SYS_close, fd);
-  return found;
 }
 
-static void iop_keep_go_threads_out_of_signals(void) {
+static void iop_keep_go_threads_out_of_signals(char *table) {
   static const struct { int sig; const char *name; } sigs[] = {
       {SIGCHLD, "SIGCHLD"}, {SIGPROF, "SIGPROF"}, {SIGSTKFLT, "SIGSTKFLT"}};
-  /* The table has an entry per signal, up to SIGSTKFLT at least. */
-  char *table = find_go_symbol("runtime.sigtable", IOP_GO_SIGTAB_ENTRY, (SIGSTKFLT + 1) * IOP_GO_SIGTAB_ENTRY);
   if (!table) return;
   for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
     char *entry = table + (size_t)sigs[i].sig * IOP_GO_SIGTAB_ENTRY;
@@ -642,11 +674,19 @@ __attribute__((constructor(101))) static void iop_init_early(void) {
   sigfillset(&all);
   for (size_t i = 0; i < IOP_NSIG - 2; i++) sigdelset(&all, iop_go_signals[i]);
   pthread_sigmask(SIG_BLOCK, &all, &iop_saved_mask);
-  iop_keep_go_threads_out_of_signals();
+  /* The signal table has an entry per signal, up to SIGSTKFLT at least.
+   * runtime.mainStarted is set once the runtime has opened what it opens
+   * as it starts (the descriptor gate, files.c). */
+  struct go_symbol syms[] = {
+      {"runtime.sigtable", IOP_GO_SIGTAB_ENTRY, (SIGSTKFLT + 1) * IOP_GO_SIGTAB_ENTRY, SIZE_MAX, NULL},
+      {"runtime.mainStarted", 1, 1, 1, NULL},
+  };
+  find_go_symbols(syms, iop_cfg.disabled ? 1 : 2);
+  iop_keep_go_threads_out_of_signals(syms[0].found);
   pthread_atfork(NULL, NULL, iop_child_after_fork);
   if (!iop_cfg.disabled) {
     iop_reserve_trace_fd();
-    iop_fd_gate_go_starting();
+    iop_fd_gate_go_starting(iop_pf_table_coming() ? NULL : syms[1].found);
   }
 }
 

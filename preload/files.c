@@ -549,7 +549,23 @@ static void gate_open(uint32_t bit) {
   syscall(SYS_futex, &fd_gate, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 }
 
-IOP_HIDDEN void iop_fd_gate_go_starting(void) { atomic_fetch_or(&fd_gate, GATE_GO_STARTING); }
+/* The Go runtime's flag runtime.mainStarted, when the library's symbol
+ * table has it: the runtime opens its files (the huge page size, the
+ * cgroup limits) in osinit and schedinit, on its first thread, and sets
+ * the flag when runtime.main begins, after both. From then on nothing of
+ * the runtime's start opens a file, and neither do the package
+ * initialisers that follow: the gate opens at the flag. Waiting for the
+ * rest of the runtime's start (its first threads, the garbage
+ * collector's workers, the initialisers) cost the program's first open
+ * most of its wait. Without the symbol, or when prefetching waits for
+ * an earlier run's read tables (iop_pf_table_coming), the gate waits for
+ * preload/internal/early's initialiser. */
+static const volatile unsigned char *go_main_started;
+
+IOP_HIDDEN void iop_fd_gate_go_starting(const void *main_started) {
+  go_main_started = main_started;
+  atomic_fetch_or(&fd_gate, GATE_GO_STARTING);
+}
 IOP_HIDDEN void iop_fd_gate_go_started(void) { gate_open(GATE_GO_STARTING); }
 
 IOP_HIDDEN void iop_app_fd_enter(void) {
@@ -560,6 +576,10 @@ IOP_HIDDEN void iop_app_fd_enter(void) {
     uint32_t g = atomic_load(&fd_gate);
     if (!g) break;
     atomic_fetch_sub(&app_fd_calls, 1);
+    if ((g & GATE_GO_STARTING) && go_main_started && *go_main_started) {
+      gate_open(GATE_GO_STARTING);
+      continue;
+    }
     int64_t now = iop_now();
     if (!deadline) deadline = now + 100000000; /* 100 ms */
     if (now >= deadline) {
@@ -567,7 +587,8 @@ IOP_HIDDEN void iop_app_fd_enter(void) {
       gate_open(GATE_PRIVATE_OPEN | GATE_GO_STARTING);
       continue;
     }
-    struct timespec ts = {0, 10000000};
+    /* The runtime's flag is looked at every 200 us: it wakes no one. */
+    struct timespec ts = {0, (g & GATE_GO_STARTING) && go_main_started ? 200000 : 10000000};
     syscall(SYS_futex, &fd_gate, FUTEX_WAIT_PRIVATE, g, &ts, NULL, 0);
   }
   errno = saved;

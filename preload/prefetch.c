@@ -154,6 +154,25 @@ IOP_HIDDEN void iop_pf_config(void) {
   pf_proc_cap = (int64_t)env_long("IOPRED_PREFETCH_PROCESS_MB", 256, 1, 1 << 20) << 20;
 }
 
+/* iop_pf_table_coming tells whether the Go side will install an earlier
+ * run's read sequences (prefetch.go): prefetching is on and the file of
+ * IOPRED_MODEL's reads exists. The program's first open then waits at the
+ * descriptor gate for the Go runtime's package initialisers, as it did
+ * before the gate opened earlier (files.c), so that the program's first
+ * reads find the tables. */
+IOP_HIDDEN int iop_pf_table_coming(void) {
+  if (!iop_pf_on) return 0;
+  const char *model = getenv("IOPRED_MODEL");
+  if (!model || !*model) return 0;
+  char path[4096];
+  if (snprintf(path, sizeof path, "%s.reads", model) >= (int)sizeof path) return 0;
+  struct stat st;
+  int e = errno;
+  int found = syscall(SYS_newfstatat, AT_FDCWD, path, &st, 0) == 0;
+  errno = e;
+  return found;
+}
+
 IOP_HIDDEN uint64_t iop_pf_counter(int which) {
   return which >= 0 && which < IOP_PF_NCOUNTERS ? atomic_load(&pf_counts[which]) : 0;
 }

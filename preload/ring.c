@@ -278,6 +278,12 @@ IOP_HIDDEN void iop_drain_and_ingest(void) {
   pthread_mutex_unlock(&drain_mutex);
 }
 
+/* The exiting thread's shutdown, run by the consumer (see iop_shutdown):
+ * shutdown_req is the reason + 1, shutdown_done is bumped once it is over. */
+static _Atomic uint32_t shutdown_req;
+static _Atomic uint32_t shutdown_done;
+static void shutdown_locked(int reason);
+
 static void *consumer_main(void *arg) {
   (void)arg;
   iop_in = 1; /* whatever this thread does is iopred's own */
@@ -294,6 +300,15 @@ static void *consumer_main(void *arg) {
      * wait below return at once, so a busy producer never waits for the
      * timeout with the consumer idle. */
     uint32_t w = atomic_load(&wake_word);
+    uint32_t req = atomic_exchange(&shutdown_req, 0);
+    if (req) {
+      pthread_mutex_lock(&drain_mutex);
+      shutdown_locked((int)req - 1);
+      pthread_mutex_unlock(&drain_mutex);
+      atomic_fetch_add(&shutdown_done, 1);
+      syscall(SYS_futex, &shutdown_done, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+      continue;
+    }
     if (finished) {
       if (iop_state != IOP_ACTIVE) return NULL;
     } else if (ready || (ready = atomic_load(&go_ready))) {
@@ -328,14 +343,39 @@ static void shutdown_locked(int reason) {
   finished = 1;
 }
 
+/* shutdown_by_consumer has the consumer thread close the trace and waits
+ * for it, until deadline (CLOCK_MONOTONIC ns; 0: no bound). The exiting
+ * thread does not enter Go itself: a thread's first call into Go costs
+ * it an M of its own (the runtime reads /proc/self/maps for the main
+ * thread's stack bounds and makes the next spare M), and the only P,
+ * which the consumer's M keeps while it waits in C, comes to another M
+ * only when the runtime's monitor takes it back, up to 10 ms later. The
+ * consumer has both already. Returns 1 when the trace was closed, 0 when
+ * there is no consumer, -1 past the deadline. */
+static int shutdown_by_consumer(int reason, int64_t deadline) {
+  if (!atomic_load(&consumer_started)) return 0;
+  uint32_t seen = atomic_load(&shutdown_done);
+  atomic_store(&shutdown_req, (uint32_t)reason + 1);
+  wake_consumer();
+  while (atomic_load(&shutdown_done) == seen) {
+    int64_t now = iop_now();
+    if (deadline && now >= deadline) return -1;
+    struct timespec ts = {0, 20000000};
+    syscall(SYS_futex, &shutdown_done, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
+  }
+  return 1;
+}
+
 /* iop_shutdown hands every pending event to Go and closes the trace with
  * its footer. reason 0: the process exits; 1: it is about to exec. */
 IOP_HIDDEN void iop_shutdown(int reason) {
   int was = iop_in;
   iop_in = 1;
-  pthread_mutex_lock(&drain_mutex);
-  shutdown_locked(reason);
-  pthread_mutex_unlock(&drain_mutex);
+  if (shutdown_by_consumer(reason, 0) == 0) {
+    pthread_mutex_lock(&drain_mutex);
+    shutdown_locked(reason);
+    pthread_mutex_unlock(&drain_mutex);
+  }
   iop_in = was;
 }
 
@@ -350,16 +390,19 @@ IOP_HIDDEN void iop_shutdown(int reason) {
 IOP_HIDDEN int iop_shutdown_bounded(int reason) {
   int was = iop_in;
   iop_in = 1;
-  struct timespec until;
-  clock_gettime(CLOCK_REALTIME, &until);
-  until.tv_sec += 2;
-  int done = pthread_mutex_timedlock(&drain_mutex, &until) == 0;
-  if (done) {
-    shutdown_locked(reason);
-    pthread_mutex_unlock(&drain_mutex);
+  int done = shutdown_by_consumer(reason, iop_now() + 2000000000LL);
+  if (done == 0) {
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 2;
+    done = pthread_mutex_timedlock(&drain_mutex, &until) == 0;
+    if (done) {
+      shutdown_locked(reason);
+      pthread_mutex_unlock(&drain_mutex);
+    }
   }
   iop_in = was;
-  return done;
+  return done > 0;
 }
 
 /* After an exec that failed, the process goes on: so does its trace,

@@ -18,7 +18,9 @@
 // open nothing, so the program need not wait for them too (some
 // milliseconds on the first open of every traced process: the runtime's
 // own start is about a third of the time to the end of the last
-// initialiser here).
+// initialiser here). The gate opens earlier still when the library finds
+// the runtime's runtime.mainStarted flag (preload/files.c); this
+// initialiser opens it otherwise.
 package early
 
 /*
