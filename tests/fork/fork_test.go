@@ -462,8 +462,22 @@ func TestSigkillRandom(t *testing.T) {
 				parent = &p
 			}
 		}
-		if child == nil || parent == nil {
-			t.Fatalf("round %d: want a trace of the parent and of the child", round)
+		// The parent: every call reported more than the bound before the kill.
+		bound := killed.Add(-200*time.Millisecond - 300*time.Millisecond)
+		due := int64(sort.Search(len(ps.times), func(i int) bool { return ps.times[i].After(bound) }))
+		switch {
+		case child == nil && len(cs.reported) > 0:
+			t.Fatalf("round %d: the child reported %v, and has no trace", round, cs.reported)
+		case child == nil:
+			t.Logf("round %d: killed before the child's first call returned", round)
+			continue
+		case parent == nil && due > 0:
+			t.Fatalf("round %d: the parent reported %d calls over the bound before the kill, and has no trace", round, due)
+		case parent == nil:
+			// The parent's trace is made by its Go runtime, which a loaded
+			// machine can start later than the parent's first calls.
+			t.Logf("round %d: killed before the parent's runtime made its trace; no call was due", round)
+			parent = &proc{}
 		}
 		for i := 0; i < threads; i++ {
 			want := cs.reported[uint32(i)]
@@ -474,9 +488,6 @@ func TestSigkillRandom(t *testing.T) {
 				t.Logf("round %d: child thread %d of %d reported %d, trace %d", round, i, threads, want, got)
 			}
 		}
-		// The parent: every call reported more than the bound before the kill.
-		bound := killed.Add(-200*time.Millisecond - 300*time.Millisecond)
-		due := int64(sort.Search(len(ps.times), func(i int) bool { return ps.times[i].After(bound) }))
 		got := count(*parent, "parent.0.dat")
 		t.Logf("round %d: parent reported %d, %d of them over the bound before the kill, trace %d", round, ps.reported[0], due, got)
 		if got < due || got > ps.reported[0]+1 {
