@@ -203,9 +203,9 @@ func TestContinuing(t *testing.T) {
 
 // TestOneInterval proves which periodic runs keep the application's
 // interval (within 30% of the median, or within 10% of 2 to 4 times or
-// a half to a quarter of it), and that a cluster most of whose periodic
-// runs keep an interval of their own gets no support however many runs
-// are periodic.
+// a half to a quarter of it; two runs each against the other), and that
+// a cluster most of whose periodic runs keep an interval of their own
+// gets no support however many runs are periodic.
 func TestOneInterval(t *testing.T) {
 	const s = int64(1e9)
 	cases := []struct {
@@ -217,6 +217,12 @@ func TestOneInterval(t *testing.T) {
 		{"whole ratios of it", []float64{1000, 1000, 2050, 490, 2960}, 5},
 		{"between ratios", []float64{1000, 1000, 1000, 1600, 2500}, 3},
 		{"each its own (seed 510's irr1/adhoc_1)", []float64{430, 660, 1340, 500, 1960, 2260}, 2},
+		// Two runs are measured against each other, not against their
+		// midpoint, within 30% of which both of these fall.
+		{"two runs at one interval", []float64{1000, 1250}, 2},
+		{"two runs, one at twice the other's", []float64{1000, 2060}, 2},
+		{"two runs 1.78 times apart", []float64{464, 261}, 0},
+		{"two runs 1.5 times apart", []float64{1000, 1500}, 0},
 	}
 	for _, c := range cases {
 		var bursts []Burst
