@@ -1,6 +1,11 @@
 package aid
 
-import "testing"
+import (
+	"cmp"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
 
 // TestOnRhythm proves when a run with two or three bursts of a cluster
 // joins the periodic runs: only when two of its bursts are a whole
@@ -203,9 +208,9 @@ func TestContinuing(t *testing.T) {
 
 // TestOneInterval proves which periodic runs keep the application's
 // interval (within 30% of the median, or within 10% of 2 to 4 times or
-// a half to a quarter of it), and that a cluster most of whose periodic
-// runs keep an interval of their own gets no support however many runs
-// are periodic.
+// a half to a quarter of it; two runs each against the other), and that
+// a cluster most of whose periodic runs keep an interval of their own
+// gets no support however many runs are periodic.
 func TestOneInterval(t *testing.T) {
 	const s = int64(1e9)
 	cases := []struct {
@@ -217,6 +222,12 @@ func TestOneInterval(t *testing.T) {
 		{"whole ratios of it", []float64{1000, 1000, 2050, 490, 2960}, 5},
 		{"between ratios", []float64{1000, 1000, 1000, 1600, 2500}, 3},
 		{"each its own (seed 510's irr1/adhoc_1)", []float64{430, 660, 1340, 500, 1960, 2260}, 2},
+		// Two runs are measured against each other, not against their
+		// midpoint, within 30% of which both of these fall.
+		{"two runs at one interval", []float64{1000, 1250}, 2},
+		{"two runs, one at twice the other's", []float64{1000, 2060}, 2},
+		{"two runs 1.78 times apart", []float64{464, 261}, 0},
+		{"two runs 1.5 times apart", []float64{1000, 1500}, 0},
 	}
 	for _, c := range cases {
 		var bursts []Burst
@@ -242,5 +253,77 @@ func TestOneInterval(t *testing.T) {
 		if supported := 2*c.want >= len(c.ivs); (presence > 0) != supported {
 			t.Errorf("%s: presence %.2f with %d of %d periodic runs (%d) at one interval", c.name, presence, c.want, len(c.ivs), len(got))
 		}
+	}
+}
+
+// TestChanceRhythmsAtMoreRuns proves that a foreign application whose
+// runs only see other jobs' bursts does not become I/O-intensive as its
+// runs pass the 5 needed to leave probation, while an application that
+// writes every interval among the same bursts is found at 5 runs. It
+// models the `aid` month's two foreign applications once on probation
+// (u0000/qe_scf_109, no I/O of its own, and u0003/cp2k_82): other jobs'
+// single-OST bursts of about 3 GB at 16 MB/s, a few an hour at random
+// times, runs of 20 to 60 minutes at random times over a month. Each
+// count of runs from 5 to 10 is drawn on 20 months.
+func TestChanceRhythmsAtMoreRuns(t *testing.T) {
+	const s = int64(1e9)
+	const step = 5 * s
+	o := DefaultOptions()
+	month := int64(30 * 86400)
+	background := func(rng *rand.Rand) []Burst {
+		var bs []Burst
+		for at := int64(0); at < month; at += int64(rng.ExpFloat64() * 900) {
+			d := int64(150 + rng.IntN(150))
+			bytes := 3e9 * (0.8 + 0.4*rng.Float64())
+			bs = append(bs, Burst{StartNS: at * s, EndNS: (at + d) * s, Bytes: bytes, Peak: 1.2 * bytes / float64(d), Rate: bytes / float64(d), OSTs: 1, PerOST: true})
+		}
+		return bs
+	}
+	runsAt := func(rng *rand.Rand, n int) []Run {
+		var rs []Run
+		for range n {
+			start := rng.Int64N(month - 4000)
+			rs = append(rs, Run{StartNS: start * s, EndNS: (start + 1200 + rng.Int64N(2400)) * s})
+		}
+		slices.SortFunc(rs, func(a, b Run) int { return cmp.Compare(a.StartNS, b.StartNS) })
+		return rs
+	}
+	key := appKey{user: "u0000", name: "qe_scf", nodes: 256}
+	for n := 5; n <= 10; n++ {
+		intensive, probation := 0, 0
+		for seed := range 20 {
+			rng := rand.New(rand.NewPCG(uint64(seed), uint64(n)))
+			bs := background(rng)
+			a := classifyApp(key, runsAt(rng, n), bs, step, o)
+			switch a.Class {
+			case ClassIOIntensive:
+				intensive++
+			case ClassProbation:
+				probation++
+			}
+		}
+		if intensive > 0 || probation > 0 {
+			t.Errorf("%d runs: %d of 20 months I/O-intensive, %d on probation; want none", n, intensive, probation)
+		}
+	}
+	// The control: the same months, and an application writing 3 GB on
+	// one OST every 350 s in each of its 5 runs, is found.
+	found := 0
+	for seed := range 20 {
+		rng := rand.New(rand.NewPCG(uint64(seed), 99))
+		bs := background(rng)
+		rs := runsAt(rng, 5)
+		for _, r := range rs {
+			for at := r.StartNS/s + 200; at+200 < r.EndNS/s; at += 350 {
+				bs = append(bs, Burst{StartNS: at * s, EndNS: (at + 180) * s, Bytes: 3e9, Peak: 1.2 * 3e9 / 180, Rate: 3e9 / 180, OSTs: 1, PerOST: true})
+			}
+		}
+		slices.SortFunc(bs, func(a, b Burst) int { return cmp.Compare(a.StartNS, b.StartNS) })
+		if classifyApp(key, rs, bs, step, o).Class == ClassIOIntensive {
+			found++
+		}
+	}
+	if found < 18 {
+		t.Errorf("an application writing every 350 s in 5 runs found in %d of 20 months, want 18 at least", found)
 	}
 }

@@ -115,7 +115,7 @@ func TestSupportedShare(t *testing.T) {
 		{"no bursts", &Signature{StepS: step, Write: make([]float64, 10), Read: make([]float64, 10)}, 0},
 	}
 	for _, c := range cases {
-		if got := supportedShare(c.sig, samples, o); math.Abs(got-c.want) > 1e-9 {
+		if got, _ := supportedShare(c.sig, samples, o); math.Abs(got-c.want) > 1e-9 {
 			t.Errorf("%s: supported share %.3f, want %.3f", c.name, got, c.want)
 		}
 	}

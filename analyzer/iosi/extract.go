@@ -38,17 +38,26 @@ func Extract(samples []Sample, o Options) (*Signature, error) {
 	}
 	// Both ways. A signature with bytes in bursts most runs do not show
 	// (another job's burst the wavelet kept) loses against one without,
-	// whatever the spread; otherwise, where the runs spread, the one
-	// that explains the runs better.
+	// whatever the spread; then the one with more bursts most runs show
+	// (a signature should miss none: the wavelet's loses bursts late in
+	// the runs, or merges two); otherwise, where the runs spread, the
+	// one that explains the runs better.
 	al, err := extractAligned(samples, o)
 	if err != nil {
 		return sig, nil
 	}
-	sw, sa := supportedShare(sig, samples, o), supportedShare(al, samples, o)
+	sw, nw := supportedShare(sig, samples, o)
+	sa, na := supportedShare(al, samples, o)
 	switch {
 	case sa > sw+supportMargin:
 		return al, nil
-	case sw > sa+supportMargin || spread <= o.ChooseSpread:
+	case sw > sa+supportMargin:
+		return sig, nil
+	case na > nw:
+		return al, nil
+	case nw > na:
+		return sig, nil
+	case spread <= o.ChooseSpread:
 		return sig, nil
 	}
 	if consistency(al, samples, o) > consistency(sig, samples, o) {
