@@ -1,6 +1,7 @@
 package ftio
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"sort"
@@ -645,4 +646,185 @@ func TestTempoPhases(t *testing.T) {
 		t.Errorf("a steady tempo of 0.2 s ± 40%%: cut into phases in %d of 40 runs (%d drifting by chance), want at most 2", cut, drifting)
 	}
 	t.Logf("steady tempo: %d of 40 drift by chance, %d cut", drifting, cut)
+}
+
+// renewalWrites returns a signal at fs Hz of 30 writes of random lengths
+// (1 to 8 samples), each after a pause drawn by next: a renewal process
+// (a job that sleeps a random time and writes, over and over).
+func renewalWrites(fs float64, rng *rand.Rand, next func(*rand.Rand) float64) []float64 {
+	var starts []float64
+	var widths []int
+	at := 0.2
+	for range 30 {
+		at += next(rng)
+		starts = append(starts, at)
+		w := 1 + rng.IntN(8)
+		widths = append(widths, w)
+		at += float64(w) / fs
+	}
+	x := make([]float64, int((at+0.5)*fs))
+	for i, s := range starts {
+		for j := int(s * fs); j < int(s*fs)+widths[i]; j++ {
+			x[j] = 1e6
+		}
+	}
+	return x
+}
+
+// A renewal process whose pauses are bounded (awkrand4: gawk writing
+// after sleeps drawn uniformly from 0.05 to 0.95 s) spreads its writes
+// more evenly than writes placed at random, and against those alone its
+// starts cohere on some clock more often than Alpha allows (counts in
+// the commit that added the second null model). Against its own gaps in
+// random order (shuffledCycleStarts) at most Alpha of the runs of each
+// range are claimed on a clock. Where the pauses are far too unlike for
+// the interval test (awkrand4's range, spread (b-a)/(a+b) = 0.9; gamma
+// pauses of shape 2, 1.0) at most Alpha find any rhythm. Nearer
+// MaxSpread (0.6 to 0.8) the interval test takes the pauses for alike
+// in 4 to 42 of 100 runs, as the quartiles of 29 intervals vary that
+// much (logged, not asserted): MaxSpread is how alike intervals must be,
+// not a null model, and this test is of the clock's.
+func TestClockNullKeepsGaps(t *testing.T) {
+	const fs, runs = 250.0, 100
+	uniform := func(a, b float64) func(*rand.Rand) float64 {
+		return func(r *rand.Rand) float64 { return a + (b-a)*r.Float64() }
+	}
+	for _, c := range []struct {
+		name string
+		next func(*rand.Rand) float64
+		// unlike: the pauses spread too much for the interval test.
+		unlike bool
+	}{
+		{"uniform 0.05-0.95 s", uniform(0.05, 0.95), true},
+		{"gamma, shape 2, mean 0.4 s", func(r *rand.Rand) float64 { return (r.ExpFloat64() + r.ExpFloat64()) * 0.2 }, true},
+		{"uniform 0.1-0.6 s", uniform(0.1, 0.6), false},
+		{"uniform 0.3-0.8 s", uniform(0.3, 0.8), false},
+		{"uniform 0.6-2.0 s", uniform(0.6, 2.0), false},
+		{"gamma, shape 3, mean 0.35 s", func(r *rand.Rand) float64 {
+			return (r.ExpFloat64() + r.ExpFloat64() + r.ExpFloat64()) * 0.35 / 3
+		}, false},
+	} {
+		clock, rhythm := 0, 0
+		for seed := range uint64(runs) {
+			rng := rand.New(rand.NewPCG(19, seed))
+			b := TestBursts(renewalWrites(fs, rng, c.next), fs)
+			if !b.Applies {
+				t.Fatalf("%s, seed %d: the burst test does not apply: %s", c.name, seed, b.Reason)
+			}
+			if b.Rhythm == "clock" {
+				clock++
+				t.Logf("%s, seed %d: clock of %.3f s (coherence %.2f, p %.3f: placed %.3f, own gaps %.3f)", c.name, seed, b.PeriodS, b.Coherence, b.CoherencePValue, b.PlacedPValue, b.ShuffledPValue)
+			}
+			if b.Found() {
+				rhythm++
+			}
+		}
+		t.Logf("%s: %d of %d runs claimed on a clock, %d with any rhythm", c.name, clock, runs, rhythm)
+		if float64(clock) > Alpha*runs {
+			t.Errorf("%s: %d of %d runs claimed on a clock, want at most %.0f (Alpha)", c.name, clock, runs, Alpha*runs)
+		}
+		if c.unlike && float64(rhythm) > Alpha*runs {
+			t.Errorf("%s: %d of %d runs find a rhythm, want at most %.0f (Alpha)", c.name, rhythm, runs, Alpha*runs)
+		}
+	}
+}
+
+// A clock keeps each start within its jitter of a deadline; its own
+// intervals in random order add the jitters up as a random walk, so a
+// clock with a jitter stays significant against the second null model:
+// deadlines every 0.4 s over 30 cycles, each moved uniformly by up to 5%,
+// 15% or 25% of the period either way, writes of random lengths, are
+// found within 5% of the period in at least 19 of 20 runs, on the clock
+// up to 15%. At 25% (a phase coherence of about 0.64) the shuffled
+// cycles cohere as well in a few runs (2 of 20, p 0.04 before doubling),
+// which the interval test then finds; from a jitter of 30% on the
+// coherence itself, sin(2πj)/(2πj), falls to MinCoherence, whatever the
+// null model.
+func TestClockWithJitterBeatsShuffledGaps(t *testing.T) {
+	const fs, period, runs = 250.0, 0.4, 20
+	for _, jitter := range []float64{0.05, 0.15, 0.25} {
+		found, onClock := 0, 0
+		for seed := range uint64(runs) {
+			rng := rand.New(rand.NewPCG(23, seed))
+			var starts []float64
+			for i := range 30 {
+				starts = append(starts, 0.5+period*float64(i)+jitter*period*(2*rng.Float64()-1))
+			}
+			b := TestBursts(train(int(13.5*fs), fs, 1+rng.IntN(4), 0, starts), fs)
+			if b.Found() && math.Abs(b.PeriodS-period) <= 0.05*period {
+				found++
+			}
+			if b.Rhythm == "clock" && math.Abs(b.PeriodS-period) <= 0.05*period {
+				onClock++
+			} else {
+				t.Logf("jitter %.0f%%, seed %d: rhythm %q at %.3f s (coherence %.2f, p placed %.3f, own gaps %.3f; spread %.2f, p %.3f)", 100*jitter, seed, b.Rhythm, b.PeriodS, b.Coherence, b.PlacedPValue, b.ShuffledPValue, b.Spread, b.SpreadPValue)
+			}
+		}
+		t.Logf("jitter %.0f%%: found in %d of %d runs, on the clock in %d", 100*jitter, found, runs, onClock)
+		if found < runs-1 {
+			t.Errorf("jitter %.0f%%: found in %d of %d runs, want at least %d", 100*jitter, found, runs, runs-1)
+		}
+		if jitter <= 0.15 && onClock < runs-1 {
+			t.Errorf("jitter %.0f%%: on the clock in %d of %d runs, want at least %d", 100*jitter, onClock, runs, runs-1)
+		}
+	}
+}
+
+// The second null model's surrogates are the job's own cycles in another
+// order: each cluster whole, each followed by its own gap to the next
+// cluster's start, the last cluster last, the first at 0; over many
+// draws the order changes.
+func TestShuffledCycleStartsKeepCycles(t *testing.T) {
+	bursts := []run{{10, 12}, {15, 16}, {18, 19}, {50, 52}, {80, 81}, {83, 85}, {115, 116}, {140, 141}}
+	clusters := clustersOf(bursts, 10)
+	if len(clusters) != 5 {
+		t.Fatalf("%d clusters %+v, want 5", len(clusters), clusters)
+	}
+	gaps := make([]int, len(clusters)-1)
+	for i := range gaps {
+		gaps[i] = clusters[i+1].start - clusters[i].start
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	out := make([]int, len(bursts))
+	orders := map[string]bool{}
+	for range 200 {
+		shuffledCycleStarts(out, clusters, gaps, rng)
+		at, k, order := 0, 0, ""
+		used := make([]bool, len(clusters))
+		for k < len(out) {
+			// The cluster laid here: the unused one whose offsets match
+			// and whose gap leads to the next start laid.
+			j := -1
+			for i, c := range clusters {
+				if used[i] || k+len(c.offsets) > len(out) || !matches(out[k:k+len(c.offsets)], c.offsets) || out[k] != at {
+					continue
+				}
+				last := k+len(c.offsets) == len(out)
+				if last != (i == len(clusters)-1) {
+					continue
+				}
+				if !last && (out[k+len(c.offsets)] != at+gaps[i]) {
+					continue
+				}
+				j = i
+				break
+			}
+			if j < 0 {
+				t.Fatalf("starts %v: not the cycles of %+v (gaps %v) in some order from 0", out, clusters, gaps)
+			}
+			used[j] = true
+			order += fmt.Sprint(j)
+			k += len(clusters[j].offsets)
+			if j < len(gaps) {
+				at += gaps[j]
+			}
+		}
+		if want := clusters[len(clusters)-1].start - clusters[0].start; at != want {
+			t.Fatalf("starts %v: the last cluster at %d, want %d", out, at, want)
+		}
+		orders[order] = true
+	}
+	if len(orders) < 20 {
+		t.Errorf("%d orders in 200 draws of 4 cycles' 24, want at least 20", len(orders))
+	}
 }
