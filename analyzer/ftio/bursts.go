@@ -116,16 +116,9 @@ type BurstTest struct {
 	Rhythm string `json:"rhythm"`
 	// Coherence is the Rayleigh statistic of the starts' phases at the
 	// period they line up on best, from 0 (spread evenly) to 1 (all at
-	// one phase); CoherencePValue its test's p-value: the larger of
-	// PlacedPValue, against the clusters placed at random times
-	// (randomClusterStarts), and ShuffledPValue, against the job's own
-	// cycles in random order (shuffledCycleStarts). A clock must beat
-	// both (an intersection-union test: the larger p-value is a level
-	// Alpha test of the two nulls together, with no correction).
+	// one phase); CoherencePValue its test's p-value.
 	Coherence       float64 `json:"coherence"`
 	CoherencePValue float64 `json:"coherence_p_value"`
-	PlacedPValue    float64 `json:"coherence_placed_p_value"`
-	ShuffledPValue  float64 `json:"coherence_shuffled_p_value"`
 	// Spread is the interquartile range of the intervals between burst
 	// starts over their median, the smaller of two: each interval over
 	// its local tempo (the median of its tempoWindow-1 nearest
@@ -233,11 +226,7 @@ func TestBursts(x []float64, fs float64) BurstTest {
 		}
 		b.Surrogates++
 	}
-	b.PlacedPValue = float64(coherent+1) / float64(b.Surrogates+1)
-	// Drawn from a stream of their own, so that the other surrogates,
-	// hence their p-values, are those drawn before this null was added.
-	b.ShuffledPValue = shuffledCoherencePValue(co, clusters, best, rand.New(rand.NewPCG(seed^cycleSeed, uint64(len(bursts))<<32|uint64(extent))))
-	b.CoherencePValue = math.Max(b.PlacedPValue, b.ShuffledPValue)
+	b.CoherencePValue = float64(coherent+1) / float64(b.Surrogates+1)
 	b.SpreadPValue = float64(regular+1) / float64(b.Surrogates+1)
 	byClock := 2*b.CoherencePValue <= Alpha && b.Coherence >= MinCoherence
 	byIntervals := 2*b.SpreadPValue <= Alpha && b.Spread <= MaxSpread
@@ -514,11 +503,10 @@ func randomOrder(out, durations []int, extent int, rng *rand.Rand) []int {
 // clusterShare are one cluster for the clock's null model.
 const clusterShare = 4
 
-// A cluster is a run of bursts that the clock's null models move as one:
-// its start (its first burst's, in the bursts' samples), its extent (from
-// its first start to its last end) and its bursts' starts from its first.
+// A cluster is a run of bursts that the clock's null model moves as one:
+// its extent (from its first start to its last end) and its bursts'
+// starts from its first.
 type cluster struct {
-	start   int
 	extent  int
 	offsets []int
 }
@@ -549,7 +537,7 @@ func clustersOf(bursts []run, within float64) []cluster {
 			c.extent = r.end - first
 			continue
 		}
-		out = append(out, cluster{start: r.start, extent: r.end - r.start, offsets: []int{0}})
+		out = append(out, cluster{extent: r.end - r.start, offsets: []int{0}})
 	}
 	return out
 }
@@ -580,81 +568,6 @@ func randomClusterStarts(out []int, clusters []cluster, extent int, rng *rand.Ra
 			k++
 		}
 	}
-}
-
-// cycleSeed is mixed into the seed of shuffledCoherencePValue's stream.
-const cycleSeed = 0x5bd1e995
-
-// The clock's second null model: a renewal process, whose gaps are drawn
-// one after another from one distribution and independently of each
-// other (a job that sleeps a random time and writes, over and over), has
-// no period, but when the gaps are bounded (awkrand4: sleeps drawn
-// uniformly from 0.05 to 0.95 s) its starts are more evenly spread than
-// clusters placed at random, whose gaps are those of a Poisson process.
-// Against randomly placed clusters such a job's 29 starts cohered on a
-// clock of 0.345 s (coherence 0.57) as no surrogate did. The null that
-// fits it keeps the job's own gaps and takes away only their order: its
-// cycles (each cluster with the time from its start to the next one's)
-// in random order. For a renewal process this changes nothing (its gaps
-// are exchangeable), so its coherence is no more than chance. A clock
-// with a jitter keeps each start within the jitter of its deadline: the
-// error of the phase is bounded; its intervals in random order add their
-// errors up as a random walk, which after n cycles strays about
-// sqrt(2n) jitters, and the surrogates lose the phase. What this null
-// cannot tell is a clock whose jitter is so small that the walk stays
-// within a fraction of a period (a jitter under a twentieth of it over
-// 30 cycles): the intervals are then so alike that the interval test
-// finds the rhythm, and its period is the mean interval. The order of
-// the cycles is all the surrogates change, so at least 6 clusters (120
-// orders; MinBursts) are needed for a clock, as for the burst test.
-
-// shuffledCycleStarts fills out with the starts of the bursts of the
-// clusters laid down in a random order, each followed by the time from
-// its start to the next one's start in the job (gaps[i], for cluster
-// i), the last cluster staying last: the job's own cycles in random
-// order, starting at 0 and ending where the job's last cluster starts.
-func shuffledCycleStarts(out []int, clusters []cluster, gaps []int, rng *rand.Rand) {
-	m := len(clusters)
-	order := rng.Perm(m - 1)
-	at, k := 0, 0
-	for _, j := range append(order, m-1) {
-		for _, o := range clusters[j].offsets {
-			out[k] = at + o
-			k++
-		}
-		if j < m-1 {
-			at += gaps[j]
-		}
-	}
-}
-
-// shuffledCoherencePValue returns the share of the job's cycles in random
-// order (shuffledCycleStarts, drawn from rng; the observed counted among
-// them) whose starts cohere at least as well (squared coherence best) on
-// some period of co's grid, drawn until stopAfter reach it or Surrogates
-// are drawn. 1 for fewer than three clusters (no order to change).
-func shuffledCoherencePValue(co *coherence, clusters []cluster, best float64, rng *rand.Rand) float64 {
-	if len(clusters) < 3 {
-		return 1
-	}
-	gaps := make([]int, len(clusters)-1)
-	n := 0
-	for i := range clusters {
-		n += len(clusters[i].offsets)
-		if i+1 < len(clusters) {
-			gaps[i] = clusters[i+1].start - clusters[i].start
-		}
-	}
-	out := make([]int, n)
-	as, drawn := 0, 0
-	for drawn < Surrogates && as < stopAfter {
-		shuffledCycleStarts(out, clusters, gaps, rng)
-		if s, _ := co.scan(out); s >= best {
-			as++
-		}
-		drawn++
-	}
-	return float64(as+1) / float64(drawn+1)
 }
 
 // intervals returns the intervals between consecutive starts.

@@ -135,7 +135,7 @@ func (s *Significance) judgeBursts(x []float64, fs, ftioS float64) {
 	}
 	switch {
 	case b.PValue > Alpha:
-		s.Verdict, s.Reason = "not significant", fmt.Sprintf("p = %.3g > %g: the signal's %d bursts placed at random times, or its own gaps in random order, line up as well on some period (p = %.3g) or come at intervals as alike (p = %.3g), before doubling for the two tests", b.PValue, Alpha, b.Bursts, b.CoherencePValue, b.SpreadPValue)
+		s.Verdict, s.Reason = "not significant", fmt.Sprintf("p = %.3g > %g: the signal's %d bursts placed at random times line up as well on some period (p = %.3g) or come at intervals as alike (p = %.3g), before doubling for the two tests", b.PValue, Alpha, b.Bursts, b.CoherencePValue, b.SpreadPValue)
 	case !b.Found() && b.TempoPValue != nil && *b.TempoPValue > Alpha && b.Coherence < MinCoherence:
 		s.Verdict, s.Reason = "low", fmt.Sprintf("significant (p = %.3g), but the intervals are alike only to their neighbours (spread %.2f, %.2f over the run's median > %g), and the same intervals in random order are as alike (p = %.3g): no change of tempo is shown", b.PValue, b.Spread, b.SteadySpread, MaxSpread, *b.TempoPValue)
 	case !b.Found():

@@ -39,8 +39,8 @@ func WriteText(w io.Writer, res Result) error {
 			case "intervals":
 				rhythm = "the intervals are alike"
 			}
-			ew.printf("significance: p = %.3g against %d surrogates (the signal's %d bursts, busy %.1f%% of the time, placed at random times): %s at %.6g s (phase coherence %.2f, p = %.3g, the larger of %.3g with the bursts placed at random and %.3g with their own gaps in random order; interval spread %.2f, p = %.3g; local interval %.4g to %.4g s)",
-				sig.PValue, sig.Surrogates, b.Bursts, 100*b.DutyCycle, rhythm, sig.PeriodS, b.Coherence, b.CoherencePValue, b.PlacedPValue, b.ShuffledPValue, b.Spread, b.SpreadPValue, b.TempoS[0], b.TempoS[1])
+			ew.printf("significance: p = %.3g against %d surrogates (the signal's %d bursts, busy %.1f%% of the time, placed at random times): %s at %.6g s (phase coherence %.2f, p = %.3g; interval spread %.2f, p = %.3g; local interval %.4g to %.4g s)",
+				sig.PValue, sig.Surrogates, b.Bursts, 100*b.DutyCycle, rhythm, sig.PeriodS, b.Coherence, b.CoherencePValue, b.Spread, b.SpreadPValue, b.TempoS[0], b.TempoS[1])
 		} else {
 			ew.printf("significance: p = %.3g against %d surrogates (the signal's %d bursts at random times, %d samples)", sig.PValue, sig.Surrogates, sig.Bursts, sig.Samples)
 			if sig.PeriodS > 0 {
