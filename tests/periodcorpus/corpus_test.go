@@ -41,7 +41,10 @@ type run struct {
 	// smaller spread and the joined shares, from other generators, to
 	// judge those unseen), or "fresh4" (recorded after the clock's null
 	// model kept clusters, from other generators again: a C program,
-	// gawk, perl, Python's interval timer).
+	// gawk, perl, Python's interval timer), or "fresh5" (recorded
+	// before any verdict on it was looked at, from other generators
+	// again: a bash while loop, a C program stepping with nanosleep,
+	// Python timers, asyncio, renewal processes).
 	half string
 }
 
@@ -64,8 +67,8 @@ func readLabels(t testing.TB) []run {
 			t.Fatalf("labels.tsv:%d: %d fields, want 6", line, len(c))
 		}
 		r := run{name: c[0], periodic: c[1] == "periodic", file: c[4], half: c[5]}
-		if r.half != "tune" && r.half != "held" && r.half != "fresh" && r.half != "fresh2" && r.half != "fresh3" && r.half != "fresh4" {
-			t.Fatalf("labels.tsv:%d: half %q, want tune, held, fresh, fresh2, fresh3 or fresh4", line, r.half)
+		if r.half != "tune" && r.half != "held" && r.half != "fresh" && r.half != "fresh2" && r.half != "fresh3" && r.half != "fresh4" && r.half != "fresh5" {
+			t.Fatalf("labels.tsv:%d: half %q, want tune, held, fresh, fresh2, fresh3, fresh4 or fresh5", line, r.half)
 		}
 		if c[1] != "periodic" && c[1] != "aperiodic" {
 			t.Fatalf("labels.tsv:%d: class %q", line, c[1])
@@ -239,7 +242,8 @@ func halves(t testing.TB) []set {
 	only := os.Getenv("PERIODCORPUS_HALF")
 	sets := []set{{half: "tune", name: "tuning half"}, {half: "held", name: "held-out half"},
 		{half: "fresh", name: "fresh set"}, {half: "fresh2", name: "second fresh set"},
-		{half: "fresh3", name: "third fresh set"}, {half: "fresh4", name: "fourth fresh set"}}
+		{half: "fresh3", name: "third fresh set"}, {half: "fresh4", name: "fourth fresh set"},
+		{half: "fresh5", name: "fifth fresh set"}}
 	for _, r := range readLabels(t) {
 		for i := range sets {
 			if r.half == sets[i].half && (only == "" || only == r.half) {
