@@ -334,7 +334,13 @@ func (c table) String() string {
 // median interval spans two of those cycles. With a clock taken for the
 // rhythm only up to 1.5 cycles per median interval (ftio's
 // MaxCyclesPerInterval), awkrand4 is "low": 1.000 and 1.000, fresh4
-// now looked at (tuned); every other set and row unchanged.
+// now looked at (tuned); every other set and row unchanged. The fifth
+// fresh set, recorded before that change (and before any verdict on it
+// was looked at) from other generators, judged once after it: 1.000 and
+// 0.800 (bgwriter5, checkpoints every 0.4 s beside a thread appending
+// log lines at random times, is "low": the 68 small log bursts among the
+// 25 checkpoints leave a coherence of 0.33; cstep5 at 0.5065 s for
+// 0.5275 s, 4.0% off).
 var floors = map[string][2]float64{
 	"tune":   {1, 1},
 	"held":   {1, 1},
@@ -342,6 +348,7 @@ var floors = map[string][2]float64{
 	"fresh2": {1, 1},
 	"fresh3": {1, 1},
 	"fresh4": {1, 1},
+	"fresh5": {1, 0.8},
 }
 
 // The corpus of real programs' traces: at least 40 runs, and the

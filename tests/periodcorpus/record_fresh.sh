@@ -29,8 +29,9 @@ half() { echo "$set"; }
 
 # FRESH_HALF=fresh5: a fifth set, recorded before any verdict on it was
 # looked at, while a second null model for the clock (the job's own gaps
-# in random order) was tried and then not kept (it judges f390e78's
-# verdict), from generators no earlier set uses: a bash while loop of dd
+# in random order) was tried and then not kept; it judges f390e78's
+# verdict with the clock's cycles per interval (MaxCyclesPerInterval),
+# made after it was recorded, from generators no earlier set uses: a bash while loop of dd
 # with oflag=dsync and sleep, a C program computing a fixed amount, then
 # checkpointing and resting with a relative nanosleep
 # (testdata/stepckpt.c), Python threads each re-arming its own
