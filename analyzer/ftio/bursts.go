@@ -90,6 +90,17 @@ const (
 	// its period, the mean interval, then tells little of when the next
 	// burst comes, and the verdict is at most "moderate".
 	MaxTempoDrift = 1.5
+	// MaxCyclesPerInterval is the most cycles of a clock the median
+	// interval between bursts may span for the clock to be taken for the
+	// job's rhythm: a job that checkpoints every T s writes in most
+	// cycles, its median interval one cycle long. The coherence scan
+	// reaches periods down to half the mean spacing of the bursts (to
+	// weigh harmonics), and bursts at random times line up by chance on
+	// a period there as well as anywhere: awkrand4 (gawk writing after
+	// random sleeps, median interval 0.73 s) cohered on 0.345 s, past
+	// 99% of its own intervals shuffled, with its median interval two
+	// cycles long. Half way between one cycle and two.
+	MaxCyclesPerInterval = 1.5
 )
 
 // BurstTest is the outcome of TestBursts.
@@ -132,6 +143,10 @@ type BurstTest struct {
 	// ratio exceeds MaxTempoDrift.
 	TempoS [2]float64 `json:"tempo_s"`
 	Drifts bool       `json:"tempo_drifts,omitempty"`
+	// CyclesPerInterval is the median interval between bursts over the
+	// clock's period (PeriodS when the test ran): a clock is the rhythm
+	// only up to MaxCyclesPerInterval.
+	CyclesPerInterval float64 `json:"cycles_per_interval"`
 	// SteadySpread is the interquartile range of the intervals over
 	// their median (one tempo for the whole run). When it exceeds
 	// MaxSpread and Spread does not, the rhythm rests on the local
@@ -228,7 +243,8 @@ func TestBursts(x []float64, fs float64) BurstTest {
 	}
 	b.CoherencePValue = float64(coherent+1) / float64(b.Surrogates+1)
 	b.SpreadPValue = float64(regular+1) / float64(b.Surrogates+1)
-	byClock := 2*b.CoherencePValue <= Alpha && b.Coherence >= MinCoherence
+	b.CyclesPerInterval = middle(intervals(starts)) / clockPeriod
+	byClock := 2*b.CoherencePValue <= Alpha && b.Coherence >= MinCoherence && b.CyclesPerInterval <= MaxCyclesPerInterval
 	byIntervals := 2*b.SpreadPValue <= Alpha && b.Spread <= MaxSpread
 	b.SteadySpread = quartileSpread(intervals(starts))
 	if byIntervals && b.SteadySpread > MaxSpread {

@@ -138,6 +138,8 @@ func (s *Significance) judgeBursts(x []float64, fs, ftioS float64) {
 		s.Verdict, s.Reason = "not significant", fmt.Sprintf("p = %.3g > %g: the signal's %d bursts placed at random times line up as well on some period (p = %.3g) or come at intervals as alike (p = %.3g), before doubling for the two tests", b.PValue, Alpha, b.Bursts, b.CoherencePValue, b.SpreadPValue)
 	case !b.Found() && b.TempoPValue != nil && *b.TempoPValue > Alpha && b.Coherence < MinCoherence:
 		s.Verdict, s.Reason = "low", fmt.Sprintf("significant (p = %.3g), but the intervals are alike only to their neighbours (spread %.2f, %.2f over the run's median > %g), and the same intervals in random order are as alike (p = %.3g): no change of tempo is shown", b.PValue, b.Spread, b.SteadySpread, MaxSpread, *b.TempoPValue)
+	case !b.Found() && 2*b.CoherencePValue <= Alpha && b.Coherence >= MinCoherence && b.CyclesPerInterval > MaxCyclesPerInterval:
+		s.Verdict, s.Reason = "low", fmt.Sprintf("significant (p = %.3g), but the starts keep a phase only on a period (%.4g s) that the median interval between them spans %.1f times (> %g): the bursts skip most of its cycles, and their intervals keep no rhythm either (spread %.2f, p = %.3g)", b.PValue, b.PeriodS, b.CyclesPerInterval, MaxCyclesPerInterval, b.Spread, b.SpreadPValue)
 	case !b.Found():
 		s.Verdict, s.Reason = "low", fmt.Sprintf("significant (p = %.3g), but the bursts keep the rhythm loosely (phase coherence %.2f < %g, interval spread %.2f > %g)", b.PValue, b.Coherence, MinCoherence, b.Spread, MaxSpread)
 	case b.Drifts:

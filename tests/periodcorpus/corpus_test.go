@@ -41,7 +41,10 @@ type run struct {
 	// smaller spread and the joined shares, from other generators, to
 	// judge those unseen), or "fresh4" (recorded after the clock's null
 	// model kept clusters, from other generators again: a C program,
-	// gawk, perl, Python's interval timer).
+	// gawk, perl, Python's interval timer), or "fresh5" (recorded
+	// before any verdict on it was looked at, from other generators
+	// again: a bash while loop, a C program stepping with nanosleep,
+	// Python timers, asyncio, renewal processes).
 	half string
 }
 
@@ -64,8 +67,8 @@ func readLabels(t testing.TB) []run {
 			t.Fatalf("labels.tsv:%d: %d fields, want 6", line, len(c))
 		}
 		r := run{name: c[0], periodic: c[1] == "periodic", file: c[4], half: c[5]}
-		if r.half != "tune" && r.half != "held" && r.half != "fresh" && r.half != "fresh2" && r.half != "fresh3" && r.half != "fresh4" {
-			t.Fatalf("labels.tsv:%d: half %q, want tune, held, fresh, fresh2, fresh3 or fresh4", line, r.half)
+		if r.half != "tune" && r.half != "held" && r.half != "fresh" && r.half != "fresh2" && r.half != "fresh3" && r.half != "fresh4" && r.half != "fresh5" {
+			t.Fatalf("labels.tsv:%d: half %q, want tune, held, fresh, fresh2, fresh3, fresh4 or fresh5", line, r.half)
 		}
 		if c[1] != "periodic" && c[1] != "aperiodic" {
 			t.Fatalf("labels.tsv:%d: class %q", line, c[1])
@@ -239,7 +242,8 @@ func halves(t testing.TB) []set {
 	only := os.Getenv("PERIODCORPUS_HALF")
 	sets := []set{{half: "tune", name: "tuning half"}, {half: "held", name: "held-out half"},
 		{half: "fresh", name: "fresh set"}, {half: "fresh2", name: "second fresh set"},
-		{half: "fresh3", name: "third fresh set"}, {half: "fresh4", name: "fourth fresh set"}}
+		{half: "fresh3", name: "third fresh set"}, {half: "fresh4", name: "fourth fresh set"},
+		{half: "fresh5", name: "fifth fresh set"}}
 	for _, r := range readLabels(t) {
 		for i := range sets {
 			if r.half == sets[i].half && (only == "" || only == r.half) {
@@ -325,15 +329,26 @@ func (c table) String() string {
 // every change of the session (the clusters, the tempo's phases): 0.833
 // and 1.000 (awkrand4, gawk writing after random sleeps of 0.05 to 0.95
 // s, claimed on a clock of 0.345 s: coherence 0.57 over 29 bursts, none
-// of 199 surrogates as coherent; gaps drawn from a bounded range are
-// more regular than the null model's bursts at independent times).
+// of 199 surrogates as coherent). Not for bounded gaps, as was thought:
+// its own intervals shuffled cohere as well in none of 199; but its
+// median interval spans two of those cycles. With a clock taken for the
+// rhythm only up to 1.5 cycles per median interval (ftio's
+// MaxCyclesPerInterval), awkrand4 is "low": 1.000 and 1.000, fresh4
+// now looked at (tuned); every other set and row unchanged. The fifth
+// fresh set, recorded before that change (and before any verdict on it
+// was looked at) from other generators, judged once after it: 1.000 and
+// 0.800 (bgwriter5, checkpoints every 0.4 s beside a thread appending
+// log lines at random times, is "low": the 68 small log bursts among the
+// 25 checkpoints leave a coherence of 0.33; cstep5 at 0.5065 s for
+// 0.5275 s, 4.0% off).
 var floors = map[string][2]float64{
 	"tune":   {1, 1},
 	"held":   {1, 1},
 	"fresh":  {1, 0.916},
 	"fresh2": {1, 1},
 	"fresh3": {1, 1},
-	"fresh4": {0.833, 1},
+	"fresh4": {1, 1},
+	"fresh5": {1, 0.8},
 }
 
 // The corpus of real programs' traces: at least 40 runs, and the

@@ -27,6 +27,98 @@ pick() { if [ "$set" = fresh ]; then echo "$1"; else echo "$2"; fi; }
 
 half() { echo "$set"; }
 
+# FRESH_HALF=fresh5: a fifth set, recorded before any verdict on it was
+# looked at, while a second null model for the clock (the job's own gaps
+# in random order) was tried and then not kept; it judges f390e78's
+# verdict with the clock's cycles per interval (MaxCyclesPerInterval),
+# made after it was recorded, from generators no earlier set uses: a bash while loop of dd
+# with oflag=dsync and sleep, a C program computing a fixed amount, then
+# checkpointing and resting with a relative nanosleep
+# (testdata/stepckpt.c), Python threads each re-arming its own
+# threading.Timer, an asyncio task checkpointing beside a computing one
+# (a CPU hog beside it), and Python checkpoints on a deadline beside a
+# thread appending log lines at random times; not periodic: bash sleeps
+# from $RANDOM, Python writes at gamma-distributed gaps, perl writes at
+# log-normal gaps, and the C program resting uniformly 0.05 to 0.6 s.
+if [ "$set" = fresh5 ]; then
+  gcc -O2 -o "$work/stepckpt" "$here/testdata/stepckpt.c"
+  run shwhile5 periodic 0 30 ckpt.dat 0 bash -c 'i=0; while [ $i -lt 30 ]; do dd if=/dev/zero of=ckpt.dat bs=512k count=2 oflag=dsync status=none; sleep 0.35; i=$((i+1)); done'
+  run cstep5 periodic 0 25 ckpt.dat 0 "$work/stepckpt" ckpt.dat 25 262144 4 20 0.2 0 71
+  run pythreads5 periodic 0 20 a.dat 0 $py -c "
+import os, threading
+done = threading.Event()
+def every(name, size, left):
+    fd = os.open(name, os.O_WRONLY | os.O_CREAT, 0o644)
+    os.pwrite(fd, bytes(size), 0)
+    os.fsync(fd)
+    os.close(fd)
+    if left > 1:
+        threading.Timer(0.5, every, (name, size, left - 1)).start()
+    elif name == 'a.dat':
+        done.set()
+threading.Timer(0.5, every, ('a.dat', 1048576, 20)).start()
+threading.Timer(0.6, every, ('b.dat', 262144, 20)).start()
+done.wait()
+"
+  run pyasync5 periodic 0 25 ckpt.dat 1 $py -c "
+import asyncio, os
+async def checkpoint():
+    for c in range(25):
+        await asyncio.sleep(0.3)
+        fd = os.open('ckpt.dat', os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        os.write(fd, bytes(1048576))
+        os.fsync(fd)
+        os.close(fd)
+async def compute(stop):
+    s = 0
+    while not stop.done():
+        for k in range(20000):
+            s += k
+        await asyncio.sleep(0)
+async def main():
+    ck = asyncio.ensure_future(checkpoint())
+    await asyncio.gather(ck, compute(ck))
+asyncio.run(main())
+"
+  run bgwriter5 periodic 0.4 25 ckpt.dat 0 $py -c "
+import os, random, threading, time
+stop = threading.Event()
+def logger():
+    r = random.Random(83)
+    fd = os.open('log.dat', os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    while not stop.wait(r.expovariate(1 / 0.15)):
+        os.write(fd, b'x' * r.randint(200, 8000))
+    os.close(fd)
+t = threading.Thread(target=logger)
+t.start()
+deadline = time.monotonic()
+for c in range(25):
+    deadline += 0.4
+    time.sleep(max(0, deadline - time.monotonic()))
+    fd = os.open('ckpt.dat', os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    for k in range(8):
+        os.write(fd, bytes(262144))
+    os.fsync(fd)
+    os.close(fd)
+stop.set()
+t.join()
+"
+  run bashrand5 aperiodic 0 0 - 0 bash -c 'RANDOM=73; i=0; while [ $i -lt 30 ]; do sleep 0.$((RANDOM % 9 + 1)); dd if=/dev/zero of=out.dat bs=128k count=$((RANDOM % 8 + 1)) oflag=append conv=notrunc,fdatasync status=none; i=$((i+1)); done'
+  run pygamma5 aperiodic 0 0 - 0 $py -c "
+import os, random, time
+r = random.Random(89)
+fd = os.open('out.dat', os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+for c in range(35):
+    time.sleep(r.gammavariate(3, 0.35 / 3))
+    os.write(fd, bytes(131072 * r.randint(1, 8)))
+    os.fsync(fd)
+os.close(fd)
+"
+  run perllognorm5 aperiodic 0 0 - 0 perl -e 'use Time::HiRes qw(sleep); srand(97); my $b = "r" x 262144; open(my $f, ">", "out.dat") or die; for my $c (1..35) { my $z = sqrt(-2 * log(1 - rand())) * cos(6.283185307 * rand()); sleep(0.3 * exp(0.5 * $z)); syswrite($f, $b) for 1..1 + int(rand(3)); } close($f)'
+  run crand5 aperiodic 0 0 - 0 "$work/stepckpt" out.dat 35 262144 4 5 0.05 0.6 101
+  exit 0
+fi
+
 # FRESH_HALF=fresh4: a fourth set, recorded after the clock's null model
 # kept the job's clusters (judging it and everything before unseen), from
 # generators no earlier set uses: a C program computing on its main thread
