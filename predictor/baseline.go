@@ -150,6 +150,15 @@ func (m *Model) noteSuccessor(from *symbol, to int, t *transition) {
 	}
 }
 
+// noteProcSuccessor records that symbol to came right after this one in
+// the process for the n-th time, keeping the most frequent (the latest on
+// ties, as noteSuccessor does).
+func (s *symbol) noteProcSuccessor(to int, n uint64) {
+	if n >= s.ProcNextN {
+		s.ProcNext, s.ProcNextN = int32(to)+1, n
+	}
+}
+
 // successor is the context baseline after symbol s: the symbol that most
 // often followed it, else s itself (a loop of one call is the commonest
 // I/O pattern).

@@ -80,6 +80,14 @@ func (m *Model) switchTo(tid int32) {
 func (m *Model) laneCandidates(one func() []Prediction) []Prediction {
 	cur := m.cur
 	m.store(cur)
+	// base: the process successor of the process's previous call (the
+	// current lane's latest), and baseLane the lane of its likeliest
+	// candidate, which the stable sort below puts first among its
+	// copies.
+	procPrev, base, baseLane, baseProb := m.prev, -1, -1, 0.0
+	if !m.opt.NoFallback && procPrev >= 0 {
+		base = int(m.syms[procPrev].ProcNext) - 1
+	}
 	var lastEnd int64
 	for i := range m.lanes {
 		lastEnd = max(lastEnd, m.lanes[i].prevEndNs)
@@ -99,6 +107,9 @@ func (m *Model) laneCandidates(one func() []Prediction) []Prediction {
 			p.Delay = max(0, p.Delay+time.Duration(l.prevEndNs-lastEnd))
 			if topLane < 0 || p.Probability > topProb {
 				topLane, topProb = i, p.Probability
+			}
+			if base >= 0 && (baseLane < 0 || p.Probability > baseProb) && p.Ctx == m.syms[base].Ctx && p.Op == m.syms[base].Op {
+				baseLane, baseProb = i, p.Probability
 			}
 			out = append(out, p)
 		}
@@ -128,8 +139,62 @@ func (m *Model) laneCandidates(one func() []Prediction) []Prediction {
 			m.pending = s
 		}
 		m.threadFileFallback(out, topLane != cur)
+		if base >= 0 {
+			m.scoreProcessSuccessor(out, procPrev, base, baseLane >= 0, baseLane != cur)
+		}
 	}
 	return out
+}
+
+// scoreProcessSuccessor notes the merged candidates' answer, after the
+// file's fallback (which may have put another call first), and the
+// process successor base of the process's previous call procPrev, to be
+// scored at the next event; and puts base first, when it is among the
+// candidates (have), while it has been right more often after procPrev,
+// or as often when it is another thread's call (switching): the merged
+// candidates rank threads by how recently they called, which tells
+// nothing of which thread follows this call, while the process successor
+// has seen it (fio's checkpoint burst after the disk-usage thread's poll:
+// the first run lost the call that would have proved it).
+func (m *Model) scoreProcessSuccessor(out []Prediction, procPrev, base int, have, switching bool) {
+	top := m.pending
+	if top >= 0 && (out[0].Ctx != m.syms[top].Ctx || out[0].Op != m.syms[top].Op) {
+		top = -1
+		if s, ok := m.dict[symKey{out[0].Ctx, out[0].Op}]; ok {
+			top = s
+		}
+		m.pending = top
+	}
+	if top < 0 {
+		return
+	}
+	m.pendingProc, m.pendingTop, m.pendingBase = true, top, base
+	if have && top != base && m.syms[procPrev].ProcArb.preferBase(!switching) {
+		m.processSuccessorFallback(out, base)
+		m.pending = base
+	}
+}
+
+// processSuccessorFallback moves the first candidate for symbol base, the
+// call that most often came next in the process after its previous call,
+// to the front of the merged candidates, whole (its thread's file, offset,
+// size and delay), marked as the context baseline's. It is called while
+// that has been right more often than the merged candidates' first after
+// that call (ProcArb): a thread that polls between another's bursts (fio's
+// disk-usage thread reading /sys/block/*/stat) has its own next call,
+// another poll, for its lane's first candidate, and a weight that its
+// three calls just raised, while the other thread's burst comes next.
+func (m *Model) processSuccessorFallback(out []Prediction, base int) {
+	want := m.syms[base]
+	for i := 1; i < len(out); i++ {
+		if out[i].Ctx == want.Ctx && out[i].Op == want.Op {
+			c := out[i]
+			c.Fallback |= FieldContext
+			copy(out[1:i+1], out[:i])
+			out[0] = c
+			return
+		}
+	}
 }
 
 // threadFileFallback gives the first of the merged candidates the file of

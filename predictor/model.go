@@ -134,6 +134,15 @@ type symbol struct {
 	CtxArb    arbiter `msgpack:"-"`
 	RepeatArb arbiter `msgpack:"-"`
 	SizeArb   arbiter `msgpack:"-"`
+	// ProcNext is 1 + the symbol that most often came next in the process,
+	// in whichever thread (0: none yet), ProcNextN times; ProcArb scores
+	// the first of the merged candidates against it (see
+	// processSuccessorFallback). Counted only while the process has
+	// several threads (with one, the process's successor is Next), and
+	// for the current run only.
+	ProcNext  int32   `msgpack:"-"`
+	ProcNextN uint64  `msgpack:"-"`
+	ProcArb   arbiter `msgpack:"-"`
 }
 
 // transition holds what the model knows of one transition between context
@@ -148,6 +157,11 @@ type transition struct {
 	FileArb arbiter    `msgpack:"-"`
 	GapArb  gapChooser `msgpack:"-"`
 	OffArb  arbiter    `msgpack:"-"`
+	// ProcCount counts the times the second symbol came right after the
+	// first in the process, no other thread's call between them (Count
+	// also counts the thread's calls that others interleaved); run-time
+	// only, while the process has several threads.
+	ProcCount uint64 `msgpack:"-"`
 }
 
 // fileState is the run-time state of one file.
@@ -227,6 +241,16 @@ type Model struct {
 	pendingPath   string
 	pendingFile   bool
 	pendingSwitch bool
+	// crossCounts counts, per transKey, the times a call of one thread
+	// came right after another thread's (the process successor's counts
+	// across threads; transition.ProcCount has those within one).
+	// pendingProc tells that the merged candidates' first symbol
+	// (pendingTop, before processSuccessorFallback) and the process
+	// successor (pendingBase) are to be scored at the next event.
+	crossCounts map[uint64]uint64
+	pendingProc bool
+	pendingTop  int
+	pendingBase int
 	// delayArb scores the delay of the model's first candidate against
 	// the last gap.
 	delayArb delayErrors
@@ -288,6 +312,7 @@ func (m *Model) resetRun() {
 	m.freshSize, m.hasFreshSize = 0, false
 	m.delayArb = delayErrors{}
 	m.procPrevPath, m.threadFile, m.pendingFile = "", [2]arbiter{}, false
+	m.crossCounts, m.pendingProc = map[uint64]uint64{}, false
 	m.newTransFile, m.topFile = arbiter{}, arbiter{}
 	m.closedSizes = map[string]int64{}
 	m.pending = -1
@@ -390,8 +415,28 @@ func (m *Model) Observe(e *tracefmt.Event) {
 		}
 		m.pending = -1
 	}
+	// The current lane is still the previous event's: its latest symbol
+	// is the process's.
+	procPrev, prevLane := m.prev, m.cur
 	m.switchTo(e.Tid)
 	sym := m.syms[s]
+	// threads: the process has several threads, and procPrev is the
+	// symbol of its previous call, which s followed.
+	threads := len(m.lanes) > 1 && procPrev >= 0
+	if m.pendingProc {
+		if procPrev >= 0 {
+			m.syms[procPrev].ProcArb.record(m.pendingTop == s, m.pendingBase == s)
+		}
+		m.pendingProc = false
+	}
+	if threads && m.cur != prevLane {
+		// Another thread's call: counted apart, as the lanes' transitions
+		// do not hold this pair of calls.
+		k := transKey(procPrev, s)
+		n := m.crossCounts[k] + 1
+		m.crossCounts[k] = n
+		m.syms[procPrev].noteProcSuccessor(s, n)
+	}
 	path := fileKey(e)
 	if m.pendingFile {
 		if path != "" && m.procPrevPath != "" {
@@ -454,6 +499,10 @@ func (m *Model) Observe(e *tracefmt.Event) {
 		}
 		t.Count++
 		m.noteSuccessor(m.syms[m.prev], s, t)
+		if threads && m.cur == prevLane {
+			t.ProcCount++
+			m.syms[m.prev].noteProcSuccessor(s, t.ProcCount)
+		}
 		t.Gap.Add(float64(gap))
 		m.lastGap, m.haveGap = gap, true
 		if path != "" {
@@ -679,10 +728,20 @@ func (w *walker) next(s int, prob float64) Prediction {
 		// has been right more often there, certain or not (a table can
 		// be sure of a rule the program keeps breaking), and on a tie
 		// when the table is unsure.
-		if !m.opt.NoFallback && ((fromStream && fs.streamArb.useBase()) || (!fromStream && t != nil && t.OffArb.preferBase(certain))) {
+		if !m.opt.NoFallback {
 			if c := (transform{}).apply(f.end, f.fresh); c != p.Offset {
-				p.Offset = c
-				fallback |= FieldOffset
+				// On a tie the table's certain answer stands, unless the
+				// process has several threads and the file's own access
+				// pattern is certain of contiguous access: the table is
+				// the transition's, which threads reading other files
+				// through the same call share (a random reader beside a
+				// sequential one, in fio). With one thread the table
+				// knows the moves the file's latest run does not show
+				// (HDF5's header rewritten after its data).
+				if (fromStream && fs.streamArb.useBase()) || (!fromStream && t != nil && t.OffArb.preferBase(certain && !(len(m.lanes) > 1 && fileContiguous(fs, f, c)))) {
+					p.Offset = c
+					fallback |= FieldOffset
+				}
 			}
 		}
 		f.end, f.fresh = p.Offset+p.Size, false
@@ -700,6 +759,17 @@ func (w *walker) next(s int, prob float64) Prediction {
 	}
 	p.Fallback = fallback
 	return p
+}
+
+// fileContiguous tells whether the access pattern of file fs is certain
+// and puts the next access of the walk's f at c, where the previous one
+// ended.
+func fileContiguous(fs *fileState, f *simFile, c int64) bool {
+	if fs == nil || fs.stream == nil || !fs.stream.Certain() {
+		return false
+	}
+	next := fs.stream.Predict(f.dataOps + 1)
+	return len(next) > f.dataOps && next[f.dataOps] == c
 }
 
 // tableSize is the size the symbol's size table predicts for the
