@@ -140,7 +140,7 @@ func (m *Model) laneCandidates(one func() []Prediction) []Prediction {
 		}
 		m.threadFileFallback(out, topLane != cur)
 		if base >= 0 {
-			m.scoreProcessSuccessor(out, procPrev, base, baseLane >= 0, baseLane != cur)
+			m.scoreProcessSuccessor(out, procPrev, base, baseLane, topLane, cur)
 		}
 	}
 	return out
@@ -150,16 +150,19 @@ func (m *Model) laneCandidates(one func() []Prediction) []Prediction {
 // file's fallback (which may have put another call first), and the
 // process successor base of the process's previous call procPrev, to be
 // scored at the next event; and puts base first, when it is among the
-// candidates (have), while it has been right more often after procPrev,
-// or as often when it is another thread's call (switching): the merged
-// candidates rank threads by how recently they called, which tells
+// candidates (baseLane, the lane of its likeliest copy, not -1), while it
+// has been right more often after procPrev, or as often when it is
+// another thread's call than the answer's (topLane's, or the previous
+// call's, cur, when the file's fallback put its candidate first): the
+// merged candidates rank threads by how recently they called, which tells
 // nothing of which thread follows this call, while the process successor
-// has seen it (fio's checkpoint burst after the disk-usage thread's poll:
-// the first run lost the call that would have proved it).
-func (m *Model) scoreProcessSuccessor(out []Prediction, procPrev, base int, have, switching bool) {
+// has seen it (fio's checkpoint burst after the disk-usage thread's poll,
+// and the poll's next call after a random reader's reads: each first run
+// lost the call that would have proved it).
+func (m *Model) scoreProcessSuccessor(out []Prediction, procPrev, base, baseLane, topLane, cur int) {
 	top := m.pending
 	if top >= 0 && (out[0].Ctx != m.syms[top].Ctx || out[0].Op != m.syms[top].Op) {
-		top = -1
+		top, topLane = -1, cur
 		if s, ok := m.dict[symKey{out[0].Ctx, out[0].Op}]; ok {
 			top = s
 		}
@@ -169,7 +172,7 @@ func (m *Model) scoreProcessSuccessor(out []Prediction, procPrev, base int, have
 		return
 	}
 	m.pendingProc, m.pendingTop, m.pendingBase = true, top, base
-	if have && top != base && m.syms[procPrev].ProcArb.preferBase(!switching) {
+	if baseLane >= 0 && top != base && m.syms[procPrev].ProcArb.preferBase(baseLane == topLane) {
 		m.processSuccessorFallback(out, base)
 		m.pending = base
 	}
