@@ -42,8 +42,10 @@ func (m *Model) load(i int) {
 	m.cur = i
 }
 
-// switchTo makes the lane of thread tid current, creating it if needed.
-func (m *Model) switchTo(tid int32) {
+// switchTo makes the lane of thread tid current, creating it if needed,
+// for the call of symbol s. It tells whether the lane changed; then s
+// counts as a cross-thread successor of the process's previous call.
+func (m *Model) switchTo(tid int32, s int) (switched bool) {
 	var i int
 	if m.runCache.laneOK && tid == m.runCache.laneTid {
 		i = m.runCache.lane
@@ -62,8 +64,13 @@ func (m *Model) switchTo(tid int32) {
 		m.lanes = append(m.lanes, lane{main: sequitur.NewPredictor(), startSym: -1, prev: -1})
 	}
 	if i != m.cur {
+		if m.prev >= 0 {
+			// The lanes' transitions do not hold this pair of calls.
+			m.syms[m.prev].noteCross(s)
+		}
 		m.store(m.cur)
 		m.load(i)
+		switched = true
 	}
 	if len(m.lanes) > 1 {
 		for j := range m.lanes {
@@ -71,6 +78,7 @@ func (m *Model) switchTo(tid int32) {
 		}
 		m.lanes[i].weight += 1 - laneDecay
 	}
+	return switched
 }
 
 // laneCandidates merges the candidates of every active lane when the

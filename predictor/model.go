@@ -143,6 +143,10 @@ type symbol struct {
 	ProcNext  int32   `msgpack:"-"`
 	ProcNextN uint64  `msgpack:"-"`
 	ProcArb   arbiter `msgpack:"-"`
+	// Cross counts the calls of other threads that came right after this
+	// one (the process successor's counts across threads; the lanes'
+	// transitions count those within one, ProcCount), at most maxCross.
+	Cross []crossCount `msgpack:"-"`
 }
 
 // transition holds what the model knows of one transition between context
@@ -241,13 +245,9 @@ type Model struct {
 	pendingPath   string
 	pendingFile   bool
 	pendingSwitch bool
-	// crossCounts counts, per transKey, the times a call of one thread
-	// came right after another thread's (the process successor's counts
-	// across threads; transition.ProcCount has those within one).
 	// pendingProc tells that the merged candidates' first symbol
 	// (pendingTop, before processSuccessorFallback) and the process
 	// successor (pendingBase) are to be scored at the next event.
-	crossCounts map[uint64]uint64
 	pendingProc bool
 	pendingTop  int
 	pendingBase int
@@ -312,7 +312,7 @@ func (m *Model) resetRun() {
 	m.freshSize, m.hasFreshSize = 0, false
 	m.delayArb = delayErrors{}
 	m.procPrevPath, m.threadFile, m.pendingFile = "", [2]arbiter{}, false
-	m.crossCounts, m.pendingProc = map[uint64]uint64{}, false
+	m.pendingProc = false
 	m.newTransFile, m.topFile = arbiter{}, arbiter{}
 	m.closedSizes = map[string]int64{}
 	m.pending = -1
@@ -415,28 +415,16 @@ func (m *Model) Observe(e *tracefmt.Event) {
 		}
 		m.pending = -1
 	}
-	// The current lane is still the previous event's: its latest symbol
-	// is the process's.
-	procPrev, prevLane := m.prev, m.cur
-	m.switchTo(e.Tid)
-	sym := m.syms[s]
-	// threads: the process has several threads, and procPrev is the
-	// symbol of its previous call, which s followed.
-	threads := len(m.lanes) > 1 && procPrev >= 0
 	if m.pendingProc {
-		if procPrev >= 0 {
-			m.syms[procPrev].ProcArb.record(m.pendingTop == s, m.pendingBase == s)
+		// The current lane is still the previous event's: its latest
+		// symbol is the process's.
+		if m.prev >= 0 {
+			m.syms[m.prev].ProcArb.record(m.pendingTop == s, m.pendingBase == s)
 		}
 		m.pendingProc = false
 	}
-	if threads && m.cur != prevLane {
-		// Another thread's call: counted apart, as the lanes' transitions
-		// do not hold this pair of calls.
-		k := transKey(procPrev, s)
-		n := m.crossCounts[k] + 1
-		m.crossCounts[k] = n
-		m.syms[procPrev].noteProcSuccessor(s, n)
-	}
+	switched := m.switchTo(e.Tid, s)
+	sym := m.syms[s]
 	path := fileKey(e)
 	if m.pendingFile {
 		if path != "" && m.procPrevPath != "" {
@@ -499,7 +487,7 @@ func (m *Model) Observe(e *tracefmt.Event) {
 		}
 		t.Count++
 		m.noteSuccessor(m.syms[m.prev], s, t)
-		if threads && m.cur == prevLane {
+		if !switched && len(m.lanes) > 1 {
 			t.ProcCount++
 			m.syms[m.prev].noteProcSuccessor(s, t.ProcCount)
 		}
