@@ -390,3 +390,33 @@ func TestSharedCallOffsets(t *testing.T) {
 		}
 	}
 }
+
+// TestSignP checks the sign test against its definition: of n calls that
+// tell model and baseline apart, the chance that the baseline gets at
+// least b when each is a coin toss.
+func TestSignP(t *testing.T) {
+	binom := func(n, k int) float64 {
+		c := 1.0
+		for i := range k {
+			c = c * float64(n-i) / float64(i+1)
+		}
+		return c
+	}
+	for _, c := range []struct{ model, base int }{{0, 1}, {0, 3}, {1, 1}, {2, 1}, {3, 9}, {40, 61}, {0, 0}} {
+		f := FieldScore{HigherIsBetter: true, ModelOnly: c.model, BaselineOnly: c.base}
+		n := c.model + c.base
+		want := 1.0
+		if c.base > c.model {
+			want = 0
+			for k := c.base; k <= n; k++ {
+				want += binom(n, k) / math.Pow(2, float64(n))
+			}
+		}
+		if got := f.SignP(); math.Abs(got-want) > 1e-9 {
+			t.Errorf("%d model-only, %d baseline-only: SignP %v, want %v", c.model, c.base, got, want)
+		}
+	}
+	if p := (FieldScore{ModelOnly: 0, BaselineOnly: 1}).SignP(); p != 0.5 {
+		t.Errorf("one call behind: %v, want 0.5", p)
+	}
+}
