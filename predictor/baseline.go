@@ -150,6 +150,56 @@ func (m *Model) noteSuccessor(from *symbol, to int, t *transition) {
 	}
 }
 
+// noteProcSuccessor records that symbol to came right after this one in
+// the process for the n-th time, keeping the most frequent (the latest on
+// ties, as noteSuccessor does).
+func (s *symbol) noteProcSuccessor(to int, n uint64) {
+	if n >= s.ProcNextN {
+		s.ProcNext, s.ProcNextN = int32(to)+1, n
+	}
+}
+
+// crossCount is how often a call of another thread came right after a
+// symbol's.
+type crossCount struct {
+	To int32
+	N  uint64
+}
+
+// maxCross bounds the cross-thread successors a symbol counts: a call is
+// followed by the next calls of a few other threads.
+const maxCross = 8
+
+// noteCross records that symbol to, another thread's call, came right
+// after this one. Its counts live beside the symbol, scanned in place,
+// rather than in a map hashed at every change of thread. Past maxCross
+// successors the least counted gives its place to the new one, which
+// inherits its count (the space-saving rule: a successor as frequent as
+// the most frequent one is never the one dropped).
+func (s *symbol) noteCross(to int) {
+	least := -1
+	for i := range s.Cross {
+		c := &s.Cross[i]
+		if c.To == int32(to) {
+			c.N++
+			s.noteProcSuccessor(to, c.N)
+			return
+		}
+		if least < 0 || c.N < s.Cross[least].N {
+			least = i
+		}
+	}
+	if len(s.Cross) < maxCross {
+		s.Cross = append(s.Cross, crossCount{int32(to), 1})
+		s.noteProcSuccessor(to, 1)
+		return
+	}
+	c := &s.Cross[least]
+	c.To = int32(to)
+	c.N++
+	s.noteProcSuccessor(to, c.N)
+}
+
 // successor is the context baseline after symbol s: the symbol that most
 // often followed it, else s itself (a loop of one call is the commonest
 // I/O pattern).

@@ -42,8 +42,10 @@ func (m *Model) load(i int) {
 	m.cur = i
 }
 
-// switchTo makes the lane of thread tid current, creating it if needed.
-func (m *Model) switchTo(tid int32) {
+// switchTo makes the lane of thread tid current, creating it if needed,
+// for the call of symbol s. It tells whether the lane changed; then s
+// counts as a cross-thread successor of the process's previous call.
+func (m *Model) switchTo(tid int32, s int) (switched bool) {
 	var i int
 	if m.runCache.laneOK && tid == m.runCache.laneTid {
 		i = m.runCache.lane
@@ -62,8 +64,13 @@ func (m *Model) switchTo(tid int32) {
 		m.lanes = append(m.lanes, lane{main: sequitur.NewPredictor(), startSym: -1, prev: -1})
 	}
 	if i != m.cur {
+		if m.prev >= 0 {
+			// The lanes' transitions do not hold this pair of calls.
+			m.syms[m.prev].noteCross(s)
+		}
 		m.store(m.cur)
 		m.load(i)
+		switched = true
 	}
 	if len(m.lanes) > 1 {
 		for j := range m.lanes {
@@ -71,6 +78,7 @@ func (m *Model) switchTo(tid int32) {
 		}
 		m.lanes[i].weight += 1 - laneDecay
 	}
+	return switched
 }
 
 // laneCandidates merges the candidates of every active lane when the
@@ -80,6 +88,14 @@ func (m *Model) switchTo(tid int32) {
 func (m *Model) laneCandidates(one func() []Prediction) []Prediction {
 	cur := m.cur
 	m.store(cur)
+	// base: the process successor of the process's previous call (the
+	// current lane's latest), and baseLane the lane of its likeliest
+	// candidate, which the stable sort below puts first among its
+	// copies.
+	procPrev, base, baseLane, baseProb := m.prev, -1, -1, 0.0
+	if !m.opt.NoFallback && procPrev >= 0 {
+		base = int(m.syms[procPrev].ProcNext) - 1
+	}
 	var lastEnd int64
 	for i := range m.lanes {
 		lastEnd = max(lastEnd, m.lanes[i].prevEndNs)
@@ -99,6 +115,9 @@ func (m *Model) laneCandidates(one func() []Prediction) []Prediction {
 			p.Delay = max(0, p.Delay+time.Duration(l.prevEndNs-lastEnd))
 			if topLane < 0 || p.Probability > topProb {
 				topLane, topProb = i, p.Probability
+			}
+			if base >= 0 && (baseLane < 0 || p.Probability > baseProb) && p.Ctx == m.syms[base].Ctx && p.Op == m.syms[base].Op {
+				baseLane, baseProb = i, p.Probability
 			}
 			out = append(out, p)
 		}
@@ -128,8 +147,65 @@ func (m *Model) laneCandidates(one func() []Prediction) []Prediction {
 			m.pending = s
 		}
 		m.threadFileFallback(out, topLane != cur)
+		if base >= 0 {
+			m.scoreProcessSuccessor(out, procPrev, base, baseLane, topLane, cur)
+		}
 	}
 	return out
+}
+
+// scoreProcessSuccessor notes the merged candidates' answer, after the
+// file's fallback (which may have put another call first), and the
+// process successor base of the process's previous call procPrev, to be
+// scored at the next event; and puts base first, when it is among the
+// candidates (baseLane, the lane of its likeliest copy, not -1), while it
+// has been right more often after procPrev, or as often when it is
+// another thread's call than the answer's (topLane's, or the previous
+// call's, cur, when the file's fallback put its candidate first): the
+// merged candidates rank threads by how recently they called, which tells
+// nothing of which thread follows this call, while the process successor
+// has seen it (fio's checkpoint burst after the disk-usage thread's poll,
+// and the poll's next call after a random reader's reads: each first run
+// lost the call that would have proved it).
+func (m *Model) scoreProcessSuccessor(out []Prediction, procPrev, base, baseLane, topLane, cur int) {
+	top := m.pending
+	if top >= 0 && (out[0].Ctx != m.syms[top].Ctx || out[0].Op != m.syms[top].Op) {
+		top, topLane = -1, cur
+		if s, ok := m.dict[symKey{out[0].Ctx, out[0].Op}]; ok {
+			top = s
+		}
+		m.pending = top
+	}
+	if top < 0 {
+		return
+	}
+	m.pendingProc, m.pendingTop, m.pendingBase = true, top, base
+	if baseLane >= 0 && top != base && m.syms[procPrev].ProcArb.preferBase(baseLane == topLane) {
+		m.processSuccessorFallback(out, base)
+		m.pending = base
+	}
+}
+
+// processSuccessorFallback moves the first candidate for symbol base, the
+// call that most often came next in the process after its previous call,
+// to the front of the merged candidates, whole (its thread's file, offset,
+// size and delay), marked as the context baseline's. It is called while
+// that has been right more often than the merged candidates' first after
+// that call (ProcArb): a thread that polls between another's bursts (fio's
+// disk-usage thread reading /sys/block/*/stat) has its own next call,
+// another poll, for its lane's first candidate, and a weight that its
+// three calls just raised, while the other thread's burst comes next.
+func (m *Model) processSuccessorFallback(out []Prediction, base int) {
+	want := m.syms[base]
+	for i := 1; i < len(out); i++ {
+		if out[i].Ctx == want.Ctx && out[i].Op == want.Op {
+			c := out[i]
+			c.Fallback |= FieldContext
+			copy(out[1:i+1], out[:i])
+			out[0] = c
+			return
+		}
+	}
 }
 
 // threadFileFallback gives the first of the merged candidates the file of

@@ -134,6 +134,19 @@ type symbol struct {
 	CtxArb    arbiter `msgpack:"-"`
 	RepeatArb arbiter `msgpack:"-"`
 	SizeArb   arbiter `msgpack:"-"`
+	// ProcNext is 1 + the symbol that most often came next in the process,
+	// in whichever thread (0: none yet), ProcNextN times; ProcArb scores
+	// the first of the merged candidates against it (see
+	// processSuccessorFallback). Counted only while the process has
+	// several threads (with one, the process's successor is Next), and
+	// for the current run only.
+	ProcNext  int32   `msgpack:"-"`
+	ProcNextN uint64  `msgpack:"-"`
+	ProcArb   arbiter `msgpack:"-"`
+	// Cross counts the calls of other threads that came right after this
+	// one (the process successor's counts across threads; the lanes'
+	// transitions count those within one, ProcCount), at most maxCross.
+	Cross []crossCount `msgpack:"-"`
 }
 
 // transition holds what the model knows of one transition between context
@@ -148,6 +161,11 @@ type transition struct {
 	FileArb arbiter    `msgpack:"-"`
 	GapArb  gapChooser `msgpack:"-"`
 	OffArb  arbiter    `msgpack:"-"`
+	// ProcCount counts the times the second symbol came right after the
+	// first in the process, no other thread's call between them (Count
+	// also counts the thread's calls that others interleaved); run-time
+	// only, while the process has several threads.
+	ProcCount uint64 `msgpack:"-"`
 }
 
 // fileState is the run-time state of one file.
@@ -227,6 +245,12 @@ type Model struct {
 	pendingPath   string
 	pendingFile   bool
 	pendingSwitch bool
+	// pendingProc tells that the merged candidates' first symbol
+	// (pendingTop, before processSuccessorFallback) and the process
+	// successor (pendingBase) are to be scored at the next event.
+	pendingProc bool
+	pendingTop  int
+	pendingBase int
 	// delayArb scores the delay of the model's first candidate against
 	// the last gap.
 	delayArb delayErrors
@@ -288,6 +312,7 @@ func (m *Model) resetRun() {
 	m.freshSize, m.hasFreshSize = 0, false
 	m.delayArb = delayErrors{}
 	m.procPrevPath, m.threadFile, m.pendingFile = "", [2]arbiter{}, false
+	m.pendingProc = false
 	m.newTransFile, m.topFile = arbiter{}, arbiter{}
 	m.closedSizes = map[string]int64{}
 	m.pending = -1
@@ -390,7 +415,15 @@ func (m *Model) Observe(e *tracefmt.Event) {
 		}
 		m.pending = -1
 	}
-	m.switchTo(e.Tid)
+	if m.pendingProc {
+		// The current lane is still the previous event's: its latest
+		// symbol is the process's.
+		if m.prev >= 0 {
+			m.syms[m.prev].ProcArb.record(m.pendingTop == s, m.pendingBase == s)
+		}
+		m.pendingProc = false
+	}
+	switched := m.switchTo(e.Tid, s)
 	sym := m.syms[s]
 	path := fileKey(e)
 	if m.pendingFile {
@@ -454,6 +487,10 @@ func (m *Model) Observe(e *tracefmt.Event) {
 		}
 		t.Count++
 		m.noteSuccessor(m.syms[m.prev], s, t)
+		if !switched && len(m.lanes) > 1 {
+			t.ProcCount++
+			m.syms[m.prev].noteProcSuccessor(s, t.ProcCount)
+		}
 		t.Gap.Add(float64(gap))
 		m.lastGap, m.haveGap = gap, true
 		if path != "" {
@@ -679,10 +716,20 @@ func (w *walker) next(s int, prob float64) Prediction {
 		// has been right more often there, certain or not (a table can
 		// be sure of a rule the program keeps breaking), and on a tie
 		// when the table is unsure.
-		if !m.opt.NoFallback && ((fromStream && fs.streamArb.useBase()) || (!fromStream && t != nil && t.OffArb.preferBase(certain))) {
+		if !m.opt.NoFallback {
 			if c := (transform{}).apply(f.end, f.fresh); c != p.Offset {
-				p.Offset = c
-				fallback |= FieldOffset
+				// On a tie the table's certain answer stands, unless the
+				// process has several threads and the file's own access
+				// pattern is certain of contiguous access: the table is
+				// the transition's, which threads reading other files
+				// through the same call share (a random reader beside a
+				// sequential one, in fio). With one thread the table
+				// knows the moves the file's latest run does not show
+				// (HDF5's header rewritten after its data).
+				if (fromStream && fs.streamArb.useBase()) || (!fromStream && t != nil && t.OffArb.preferBase(certain && !(len(m.lanes) > 1 && fileContiguous(fs, f, c)))) {
+					p.Offset = c
+					fallback |= FieldOffset
+				}
 			}
 		}
 		f.end, f.fresh = p.Offset+p.Size, false
@@ -700,6 +747,17 @@ func (w *walker) next(s int, prob float64) Prediction {
 	}
 	p.Fallback = fallback
 	return p
+}
+
+// fileContiguous tells whether the access pattern of file fs is certain
+// and puts the next access of the walk's f at c, where the previous one
+// ended.
+func fileContiguous(fs *fileState, f *simFile, c int64) bool {
+	if fs == nil || fs.stream == nil || !fs.stream.Certain() {
+		return false
+	}
+	next := fs.stream.Predict(f.dataOps + 1)
+	return len(next) > f.dataOps && next[f.dataOps] == c
 }
 
 // tableSize is the size the symbol's size table predicts for the

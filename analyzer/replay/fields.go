@@ -30,6 +30,35 @@ type FieldScore struct {
 	// differences of the two errors, both taken on the same calls (see
 	// WorseBeyondNoise).
 	DiffSE float64 `json:"diff_se,omitempty"`
+	// ModelOnly and BaselineOnly, for a field judged by hits, count the
+	// calls that only the model and only the baseline got right: the
+	// calls that tell the two apart (see SignP).
+	ModelOnly    int `json:"model_only,omitempty"`
+	BaselineOnly int `json:"baseline_only,omitempty"`
+}
+
+// SignP is, for a field judged by hits, the chance that a model exactly
+// as good as the baseline trails it by at least as many calls as this
+// one does: of the calls only one of the two got right, a model as good
+// gets each with probability 1/2, so the baseline's share is binomial
+// (the exact one-sided sign test on the paired outcomes, which McNemar's
+// test approximates). 1 when the model is not behind. A first run that
+// trails by the one call the online choice of a fallback needs to prove
+// it (1 of 1 such call: 0.5) is what chance gives a model exactly as
+// good half of the time.
+func (f FieldScore) SignP() float64 {
+	b, n := f.BaselineOnly, f.ModelOnly+f.BaselineOnly
+	if b <= f.ModelOnly {
+		return 1
+	}
+	// P(X >= b) for X ~ Binomial(n, 1/2), each term from logarithms of
+	// factorials.
+	lf := func(x int) float64 { v, _ := math.Lgamma(float64(x + 1)); return v }
+	var p float64
+	for k := b; k <= n; k++ {
+		p += math.Exp(lf(n) - lf(k) - lf(n-k) - float64(n)*math.Ln2)
+	}
+	return min(p, 1)
 }
 
 // WorseBeyondNoise tells whether the model is worse than the baseline by
@@ -93,6 +122,10 @@ type fieldSums struct {
 	delayN                int
 	delayModel, delayBase float64
 	delayFallback         int
+	// modelOnly and baseOnly count, per field judged by hits (context,
+	// file, offset, size), the calls only the model, and only the
+	// baseline, got right.
+	modelOnly, baseOnly [4]int
 	// delayDiffSq sums the squared per-call differences of the model's
 	// and the baseline's errors (for FieldScore.DiffSE).
 	delayDiffSq float64
@@ -150,20 +183,26 @@ func (ev *Evaluator) scoreFields(e *tracefmt.Event, cands []predictor.Prediction
 	}
 	f.paper += paper
 	// Context.
-	if top != nil && top.Ctx == e.Ctx && top.Op == e.Op {
+	modelHit := top != nil && top.Ctx == e.Ctx && top.Op == e.Op
+	if modelHit {
 		f.ctxModel++
 	}
 	if top != nil && top.Fallback&predictor.FieldContext != 0 {
 		f.ctxFallback++
 	}
+	baseHit := false
 	if b.havePrev {
 		if s := b.succ[b.prevKey]; s != nil && s.best == key {
-			f.ctxBase++
+			baseHit = true
 		} else if s == nil && b.prevKey == key {
 			// Nothing followed the previous call yet: it repeats.
-			f.ctxBase++
+			baseHit = true
 		}
 	}
+	if baseHit {
+		f.ctxBase++
+	}
+	f.discord(0, modelHit, baseHit)
 	// File: the calls on a file, given none before (the first call).
 	if path != "" && b.havePrev {
 		f.fileN++
@@ -176,18 +215,22 @@ func (ev *Evaluator) scoreFields(e *tracefmt.Event, cands []predictor.Prediction
 		if b.prevPath == path {
 			f.fileBase++
 		}
+		f.discord(1, top != nil && top.Path == path, b.prevPath == path)
 	}
 	isData := tracefmt.IsData(e.Op)
 	// Size, given the file: the model's size for its likeliest call on the
 	// file against the size of the file's latest data call.
 	if isData && e.Size > 0 && path != "" && e.Offset != tracefmt.NoOffset {
 		f.sizeN++
-		if ev.model.NextSize(path) == e.Size {
+		modelHit := ev.model.NextSize(path) == e.Size
+		if modelHit {
 			f.sizeModel++
 		}
-		if last, ok := b.lastSize[path]; ok && last == e.Size {
+		last, ok := b.lastSize[path]
+		if ok && last == e.Size {
 			f.sizeBase++
 		}
+		f.discord(3, modelHit, ok && last == e.Size)
 		if top != nil && top.Path == path && top.Fallback&predictor.FieldSize != 0 {
 			f.sizeFallback++
 		}
@@ -244,6 +287,18 @@ func (ev *Evaluator) scoreOffset(model, contiguous bool, fromBase bool) {
 	}
 	if fromBase {
 		f.offFallback++
+	}
+	f.discord(2, model, contiguous)
+}
+
+// discord counts a call of field i (0 context, 1 file, 2 offset, 3 size)
+// that only one of the model and the baseline got right.
+func (f *fieldSums) discord(i int, model, base bool) {
+	switch {
+	case model && !base:
+		f.modelOnly[i]++
+	case base && !model:
+		f.baseOnly[i]++
 	}
 }
 
@@ -303,6 +358,9 @@ func (ev *Evaluator) fieldScores() ([]FieldScore, *SteadyPhase) {
 		{Field: "delay", Metric: "mean |error| (s)", HigherIsBetter: false, Scored: f.delayN,
 			Model: share(f.delayModel, f.delayN) / 1e9, Baseline: "last inter-arrival", BaselineValue: share(f.delayBase, f.delayN) / 1e9,
 			FromBaseline: share(float64(f.delayFallback), f.delayN), DiffSE: diffSE(f.delayModel-f.delayBase, f.delayDiffSq, f.delayN) / 1e9},
+	}
+	for i := range f.modelOnly {
+		out[i].ModelOnly, out[i].BaselineOnly = f.modelOnly[i], f.baseOnly[i]
 	}
 	if steadyPhase != nil {
 		steps := steadyPhase.Steps

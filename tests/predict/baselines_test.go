@@ -248,8 +248,8 @@ func evaluate(t testing.TB, traces []string, saved [][]byte) ([]replay.Report, [
 // field with its baseline, on the first run and on the second run
 // predicted from the first run's model. It writes the table to w.
 func baselineTable(t testing.TB, w io.Writer, check bool) {
-	fmt.Fprintf(w, "%-8s %-6s %-7s %-8s %7s %10s %11s %10s  %-27s %10s %10s %10s\n",
-		"program", "run", "trace", "field", "scored", "model", "model alone", "baseline", "(rule)", "steady", "(baseline)", "diff SE")
+	fmt.Fprintf(w, "%-8s %-6s %-7s %-8s %7s %10s %11s %10s  %-27s %10s %10s %10s  %s\n",
+		"program", "run", "trace", "field", "scored", "model", "model alone", "baseline", "(rule)", "steady", "(baseline)", "diff SE", "only model:baseline (sign p)")
 	for _, p := range realPrograms {
 		first := p.record(t, testTempDir(t))
 		second := p.record(t, testTempDir(t))
@@ -277,9 +277,16 @@ func baselineTable(t testing.TB, w io.Writer, check bool) {
 					if f.DiffSE > 0 {
 						se = value(f.DiffSE)
 					}
-					fmt.Fprintf(w, "%-8s %-6s %-7s %-8s %7d %10s %11s %10s  %-27s %10s %10s %10s\n",
+					// The calls that tell model and baseline apart, and
+					// the chance that a model as good as the baseline
+					// trails by as much (replay.FieldScore.SignP).
+					sign := ""
+					if f.HigherIsBetter {
+						sign = fmt.Sprintf("%d:%d (%.3g)", f.ModelOnly, f.BaselineOnly, f.SignP())
+					}
+					fmt.Fprintf(w, "%-8s %-6s %-7s %-8s %7d %10s %11s %10s  %-27s %10s %10s %10s  %s\n",
 						p.name, run.name, fmt.Sprintf("#%d", ti), f.Field, f.Scored, value(f.Model), value(r.ModelAlone[i].Model),
-						value(f.BaselineValue), f.Baseline, opt(f.Steady), opt(f.SteadyBaseline), se)
+						value(f.BaselineValue), f.Baseline, opt(f.Steady), opt(f.SteadyBaseline), se, sign)
 					// Hits: one call of slack, the fallback is chosen
 					// online, after the baseline has proved better, so it
 					// can trail by the call that proved it. Delays: the
