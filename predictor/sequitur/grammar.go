@@ -461,6 +461,9 @@ func (g *Grammar) Append(sym int) {
 		panic(fmt.Sprintf("sequitur: terminal %d out of range [0, 2^31)", sym))
 	}
 	g.length++
+	if !g.plainRewrite && sym < len(g.termUse) && g.appendCompleting(int32(sym)) {
+		return
+	}
 	n := g.newNode(int32(sym))
 	if g.plainRewrite {
 		g.insertAfter(g.last(0), n)
@@ -479,6 +482,146 @@ func (g *Grammar) Append(sym int) {
 	}
 	if p := g.nodes[n].prev; !g.nodes[p].guard {
 		g.check(p)
+	}
+}
+
+// appendCompleting is Append's common case on a regular stream, in one
+// piece: the new terminal makes, with the start rule's last symbol, the
+// whole body of a rule, which then replaces the two. It reports false,
+// having changed nothing, when the digram is new, overlaps its indexed
+// occurrence, or occurs elsewhere than as a whole rule; Append then goes
+// on the general way.
+//
+// The general way allocates the terminal's node, links it into its
+// occurrence list and the start rule, finds the digram (check), and
+// substitutes (match, substitute), which unlinks and frees that node
+// again. Here the node only takes its place in the arena and the free
+// list, where it ends up free as before: the same arena, free lists,
+// occurrence lists and digram table (the same index operations in the
+// same order), and the same call to the observer; TestRewriteInOnePiece
+// compares both after every symbol. In a run of one symbol, or a cycle
+// of a run and another symbol, nearly every symbol takes this way.
+func (g *Grammar) appendCompleting(sym int32) bool {
+	nodes := g.nodes
+	gd := g.rules[0].guard
+	s := nodes[gd].prev // the start rule's last symbol
+	S := &nodes[s]
+	if S.guard {
+		return false
+	}
+	d := &g.digrams
+	// check(s), as the general way makes it once the node is linked: the
+	// index is apart from the arena, so the order does not matter.
+	m, found := d.getOrSet(digramKey(S.sym, sym), s)
+	if !found {
+		g.appendLinked(sym, false, 0, 0)
+		return true
+	}
+	M := &nodes[m]
+	if m == s || M.next == s {
+		// An overlapping run (aaa): left alone.
+		g.appendLinked(sym, false, 0, 0)
+		return true
+	}
+	mp := M.prev
+	if !nodes[mp].guard || !nodes[nodes[M.next].next].guard {
+		// A digram inside a longer rule: match makes a new rule.
+		g.appendLinked(sym, true, s, m)
+		return true
+	}
+	r := refRule(nodes[mp].sym)
+
+	// newNode(sym), then newNode(^r) for the reference, from the free
+	// list or the arena's end.
+	var n, ref int32
+	if k := len(g.freeNodes); k > 0 {
+		n = g.freeNodes[k-1]
+		g.freeNodes = g.freeNodes[:k-1]
+		nodes[n] = node{prev: nilNode, next: nilNode} // as freeNode leaves it
+	} else {
+		g.nodes = append(g.nodes, node{prev: nilNode, next: nilNode})
+		n = int32(len(g.nodes) - 1)
+	}
+	if k := len(g.freeNodes); k > 0 {
+		ref = g.freeNodes[k-1]
+		g.freeNodes = g.freeNodes[:k-1]
+	} else {
+		g.nodes = append(g.nodes, node{})
+		ref = int32(len(g.nodes) - 1)
+	}
+	nodes = g.nodes
+	rr := &g.rules[r]
+	h := rr.firstUse
+	rr.firstUse = ref
+	rr.uses++
+	nodes[ref] = node{prev: nilNode, next: nilNode, sym: ^r, prevUse: nilNode, nextUse: h}
+	if h != nilNode {
+		nodes[h].prevUse = ref
+	}
+	g.size++
+	S = &nodes[s]
+	q := S.prev
+	Q, R := &nodes[q], &nodes[ref]
+	if g.obs != nil && S.pins > 0 {
+		g.obs.substituted(s, n, ref, g.first(r), g.last(r))
+	}
+
+	// unlink(s): join(q, n), then s's digram goes (indexed at m, not
+	// at s: delIf leaves it, as in the general way).
+	if !Q.guard {
+		d.delIf(digramKey(Q.sym, S.sym), q)
+		if Q.prev != nilNode {
+			if P := &nodes[Q.prev]; Q.sym == P.sym && Q.sym == S.sym && !P.guard {
+				d.set(digramKey(P.sym, nodes[P.next].sym), Q.prev)
+			}
+		}
+	}
+	// The general way's delIf(s sym, s) here changes nothing: that
+	// digram is indexed at m (not s, which check found the digram
+	// again at), or, when q, s and sym are one symbol, at q's
+	// predecessor by the set just above.
+	g.freeNode(s)
+	// unlink(n): join(q, guard); n has no digram (the guard follows it).
+	if !Q.guard && Q.prev != nilNode {
+		if P := &nodes[Q.prev]; Q.sym == P.sym && Q.sym == sym && !P.guard {
+			d.set(digramKey(P.sym, nodes[P.next].sym), Q.prev)
+		}
+	}
+	// freeNode(n): its occurrence-list link was undone, and it was free
+	// (or fresh) before.
+	g.freeNodes = append(g.freeNodes, n)
+	// insertAfter(q, ref): ref ends the start rule.
+	R.next = gd
+	nodes[gd].prev = ref
+	Q.next = ref
+	R.prev = q
+	g.check(q) // check(ref) finds the guard after it
+
+	// match's rule utility.
+	if f := g.first(r); g.isRef(f) && g.rules[refRule(g.nodes[f].sym)].uses == 1 {
+		g.expand(f)
+	}
+	if l := g.last(r); g.isRef(l) && g.rules[refRule(g.nodes[l].sym)].uses == 1 {
+		g.expand(l)
+	}
+	return true
+}
+
+// appendLinked is the rest of the general way once check's index lookup
+// is done: the node for sym at the start rule's end, then, when the
+// lookup found a digram to match, match(s, m).
+func (g *Grammar) appendLinked(sym int32, matched bool, s, m int32) {
+	n := g.newNode(sym)
+	nodes := g.nodes
+	gd := g.rules[0].guard
+	G, N := &nodes[gd], &nodes[n]
+	last := G.prev
+	N.next = gd
+	G.prev = n
+	nodes[last].next = n
+	N.prev = last
+	if matched {
+		g.match(s, m)
 	}
 }
 

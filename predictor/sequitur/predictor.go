@@ -418,12 +418,7 @@ func (p *Predictor) normalize(pinned bool) {
 		// it is: the usual case, marks keep their order as they move.
 		return
 	}
-	slices.SortStableFunc(ps, func(a, b path) int {
-		if c := slices.Compare(a.nodes, b.nodes); c != 0 {
-			return c
-		}
-		return cmp.Compare(b.vote, a.vote)
-	})
+	p.sortStable(ps, byNodesThenVote)
 	w := 0
 	for i := range ps {
 		if w > 0 && slices.Equal(ps[w-1].nodes, ps[i].nodes) {
@@ -440,7 +435,7 @@ func (p *Predictor) normalize(pinned bool) {
 	clear(ps[w:])
 	ps = ps[:w]
 	if len(ps) > MaxPaths {
-		slices.SortStableFunc(ps, func(a, b path) int { return cmp.Compare(b.vote, a.vote) })
+		p.sortStable(ps, byVote)
 		for i := MaxPaths; i < len(ps); i++ {
 			if pinned {
 				p.unpin(&ps[i])
@@ -451,6 +446,69 @@ func (p *Predictor) normalize(pinned bool) {
 		ps = ps[:MaxPaths]
 	}
 	p.paths = ps
+}
+
+// byNodesThenVote orders marks by their nodes, then heaviest first.
+func byNodesThenVote(a, b *path) int {
+	if c := slices.Compare(a.nodes, b.nodes); c != 0 {
+		return c
+	}
+	return cmp.Compare(b.vote, a.vote)
+}
+
+// byVote orders marks heaviest first.
+func byVote(a, b *path) int { return cmp.Compare(b.vote, a.vote) }
+
+// maxSortIndex bounds the marks sortStable sorts by index.
+const maxSortIndex = 64
+
+// sortStable sorts ps stably by order. A stable sort's result is unique,
+// so this is slices.SortStableFunc's result, got otherwise: a binary
+// insertion sort of the marks' indexes, then each mark moved once to its
+// place. SortStableFunc moves the marks themselves (a path is about 60
+// bytes) at every step of its insertion sort, which made normalize the
+// model's largest cost on noisy streams (a third of the model stage on a
+// recorded SQLite trace).
+func (p *Predictor) sortStable(ps []path, order func(a, b *path) int) {
+	n := len(ps)
+	if p.noFastPath || n > maxSortIndex {
+		slices.SortStableFunc(ps, func(a, b path) int { return order(&a, &b) })
+		return
+	}
+	var idx [maxSortIndex]uint8
+	for i := 0; i < n; i++ {
+		// After the equal marks placed already: stable.
+		lo, hi := 0, i
+		for lo < hi {
+			mid := int(uint(lo+hi) >> 1)
+			if order(&ps[i], &ps[idx[mid]]) >= 0 {
+				lo = mid + 1
+			} else {
+				hi = mid
+			}
+		}
+		copy(idx[lo+1:i+1], idx[lo:i])
+		idx[lo] = uint8(i)
+	}
+	// idx[j] is the mark that goes to position j: follow each cycle of
+	// the permutation, marking positions done as they are filled.
+	for i := 0; i < n; i++ {
+		if int(idx[i]) == i {
+			continue
+		}
+		tmp := ps[i]
+		j := i
+		for {
+			k := int(idx[j])
+			idx[j] = uint8(j)
+			if k == i {
+				ps[j] = tmp
+				break
+			}
+			ps[j] = ps[k]
+			j = k
+		}
+	}
 }
 
 // strictlySorted reports whether the marks are in increasing order of
