@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"testing"
 	"time"
 )
@@ -47,4 +48,61 @@ func TestSrunMPI(t *testing.T) {
 			}
 		}
 	}
+
+	// aid learn's days over srun's ranks: the same knowledge base.
+	sim := filepath.Join(c.dir, "jobs", "center")
+	if out, err := exec.Command(bin, "simulate", "center", "--scenario", "small", "--seed", "2", "--days", "3", "--osts", "8",
+		"--out", sim, "-q").CombinedOutput(); err != nil {
+		t.Fatalf("simulate: %v\n%s", err, out)
+	}
+	learn := []string{"aid", "learn", "--lmt", filepath.Join(sim, "lmt.sqlite3"), "--jobs", filepath.Join(sim, "sacct.txt"), "--tz", "UTC", "-q"}
+	alone := filepath.Join(c.dir, "jobs", "kb-alone")
+	if out, err := exec.Command(bin, append(learn, "--kb", alone)...).CombinedOutput(); err != nil {
+		t.Fatalf("aid learn alone: %v\n%s", err, out)
+	}
+	wantKB := kbFiles(t, alone)
+	for _, pmi := range []string{"pmix", "pmi2"} {
+		kb := filepath.Join(c.dir, "jobs", "kb-"+pmi)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		cmd := exec.CommandContext(ctx, srun, append([]string{"--mpi=" + pmi, "-n", "3", "-J", "iopred-srun", bin}, append(learn, "--kb", kb, "--mpi")...)...)
+		cmd.Env = append(os.Environ(), c.env...)
+		cmd.Dir = filepath.Join(c.dir, "jobs")
+		cmd.WaitDelay = 5 * time.Second
+		out, err := cmd.CombinedOutput()
+		cancel()
+		if err != nil {
+			t.Errorf("srun --mpi=%s -n 3 aid learn: %v\n%s", pmi, err, out)
+			continue
+		}
+		got := kbFiles(t, kb)
+		if len(got) != len(wantKB) || len(got) < 5 {
+			t.Errorf("srun --mpi=%s: knowledge base files %d, one process %d", pmi, len(got), len(wantKB))
+		}
+		for name, b := range wantKB {
+			if got[name] != b {
+				t.Errorf("srun --mpi=%s: %s differs from one process's", pmi, name)
+			}
+		}
+	}
+}
+
+// kbFiles reads a knowledge base's files but the lock, the manifest's
+// time stamp masked.
+func kbFiles(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	updated := regexp.MustCompile(`"updated": "[^"]*"`)
+	err := filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
+		if err != nil || !info.Mode().IsRegular() || info.Name() == "lock" {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		rel, _ := filepath.Rel(dir, p)
+		out[rel] = updated.ReplaceAllString(string(b), `"updated": T`)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
