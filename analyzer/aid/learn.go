@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"iopred/analyzer/serverlog"
+	"iopred/internal/msgcheck"
 )
 
 // LearnInput is what one learn reads.
@@ -28,6 +30,9 @@ type LearnInput struct {
 	Progress func(day string, done, total int)
 	// Now stamps the manifest (zero: the clock).
 	Now time.Time
+	// Ranks spreads the days over the processes of a job; nil reads
+	// them all in this one.
+	Ranks Ranks
 }
 
 // LearnStats sums up a learn.
@@ -44,47 +49,125 @@ type LearnStats struct {
 // footprint's baselines see around a day.
 const margin = time.Hour
 
+// Ranks are the processes of a learn spread over a job (an MPI job's
+// ranks, say). Every rank calls Learn with the same input; the days to
+// read are split among them in contiguous blocks, and rank 0 locks and
+// commits the knowledge base, which must be the same directory for all.
+type Ranks interface {
+	// Rank is this process's rank, from 0; Size how many there are.
+	Rank() int
+	Size() int
+	// Gather sends b to rank 0, which gets every rank's bytes in rank
+	// order; the other ranks get nil.
+	Gather(b []byte) ([][]byte, error)
+	// Decide returns rank 0's v on every rank.
+	Decide(v bool) (bool, error)
+}
+
 // Learn brings the knowledge base in dir up to date with the source and
 // the jobs: it reads the days of the source it has not read completely
 // (and the last one again when the next has come), merges the jobs, and
 // classifies every application again from the bursts and runs kept. The
 // same input twice leaves the knowledge base as it was.
+//
+// With in.Ranks, each rank reads its block of the days (and writes their
+// aggregates); a day's bursts are found on the aggregates of the days on
+// each side, so a rank also reads the day before its block and the day
+// after when another rank reads them, for their aggregates alone. Rank 0
+// gathers the days' records and writes the knowledge base one process
+// writes, byte for byte; the other ranks return empty stats and no error
+// (their errors reach rank 0, which returns the first in the days' order).
 func Learn(ctx context.Context, dir string, in LearnInput) (LearnStats, error) {
 	var stats LearnStats
-	if err := os.MkdirAll(filepath.Join(dir, aggDir), 0o755); err != nil {
-		return stats, err
+	rank, size := 0, 1
+	if in.Ranks != nil {
+		rank, size = in.Ranks.Rank(), in.Ranks.Size()
 	}
-	unlock, err := lock(dir)
+	var unlock func()
+	var err error
+	if rank == 0 {
+		if err = os.MkdirAll(filepath.Join(dir, aggDir), 0o755); err == nil {
+			unlock, err = lock(dir)
+		}
+	}
+	if size > 1 {
+		// The others read the knowledge base only once rank 0 holds it.
+		ok, derr := in.Ranks.Decide(err == nil)
+		if derr != nil {
+			return stats, derr
+		}
+		if !ok && rank != 0 {
+			return stats, nil
+		}
+	}
 	if err != nil {
 		return stats, err
 	}
-	defer unlock()
+	if unlock != nil {
+		defer unlock()
+	}
+	run, err := startLearn(dir, in, &stats)
+	var cells int64
+	if err == nil {
+		cells, err = run.readShare(ctx, in.Progress, rank, size)
+	}
+	if size > 1 {
+		var ok bool
+		ok, err = run.gatherDays(in.Ranks, rank, cells, err)
+		if !ok {
+			return LearnStats{}, err
+		}
+	} else {
+		stats.Cells = cells
+	}
+	if err != nil {
+		return stats, err
+	}
+	if size > 1 {
+		stats.Cells = run.cells
+	}
+	return run.finish(&stats, in.Now)
+}
+
+// learnRun is one learn between reading the knowledge base and
+// committing it.
+type learnRun struct {
+	kb    *KB
+	l     *learner
+	old   []byte // the state as read
+	days  []time.Time
+	cells int64 // every rank's, on rank 0
+}
+
+// startLearn reads the knowledge base and the source's span and lists the
+// days to read.
+func startLearn(dir string, in LearnInput, stats *LearnStats) (*learnRun, error) {
 	kb, err := OpenKB(dir)
 	if err != nil {
-		return stats, err
+		return nil, err
 	}
 	st, err := kb.State()
 	if err != nil {
-		return stats, err
+		return nil, err
 	}
 	old, _ := json.Marshal(st)
 	opts := in.Options.withDefaults()
 	if err := opts.check(); err != nil {
-		return stats, err
+		return nil, err
 	}
 	st.Options = opts
 	from, to, step, err := in.Source.Span()
 	if err != nil {
-		return stats, err
+		return nil, err
 	}
 	osts, err := in.Source.OSTs()
 	if err != nil {
-		return stats, err
+		return nil, err
 	}
 	if st.StepNS == 0 {
 		st.StepNS = int64(step)
 	} else if st.StepNS != int64(step) {
-		return stats, fmt.Errorf("the source's step %v is not the knowledge base's %v", step, time.Duration(st.StepNS))
+		return nil, fmt.Errorf("the source's step %v is not the knowledge base's %v", step, time.Duration(st.StepNS))
 	}
 	st.OSTs = max(st.OSTs, len(osts))
 	if in.SourceName != "" && !slices.Contains(st.Sources, in.SourceName) {
@@ -98,45 +181,133 @@ func Learn(ctx context.Context, dir string, in LearnInput) (LearnStats, error) {
 		to = in.To
 	}
 	stats.NewJobs = mergeJobs(st, in.Jobs)
-
 	gen := kb.Manifest.Generation + 1
 	l := &learner{dir: dir, st: st, src: in.Source, opts: opts, gen: gen, step: step, spanEnd: to}
-	days := l.daysToRead(from, to)
-	for i, d := range days {
+	return &learnRun{kb: kb, l: l, old: old, days: l.daysToRead(from, to)}, nil
+}
+
+// readShare reads rank's block of the days (all of them for one rank)
+// and detects their bursts; it returns the OST samples read.
+func (run *learnRun) readShare(ctx context.Context, progress func(string, int, int), rank, size int) (int64, error) {
+	l, days := run.l, run.days
+	lo, hi := rank*len(days)/size, (rank+1)*len(days)/size
+	if lo == hi {
+		return 0, nil
+	}
+	if lo > 0 && days[lo-1].AddDate(0, 0, 1).Equal(days[lo]) {
 		if err := ctx.Err(); err != nil {
-			return stats, err
+			return 0, err
 		}
-		n, err := l.readDay(d)
+		if err := l.readNeighbour(days[lo-1]); err != nil {
+			return 0, err
+		}
+	}
+	var cells int64
+	for i := lo; i < hi; i++ {
+		if err := ctx.Err(); err != nil {
+			return cells, err
+		}
+		n, err := l.readDay(days[i])
 		if err != nil {
-			return stats, err
+			return cells, err
 		}
-		stats.Cells += n
-		if in.Progress != nil {
-			in.Progress(d.Format(time.DateOnly), i+1, len(days))
+		cells += n
+		if progress != nil {
+			progress(days[i].Format(time.DateOnly), i+1-lo, hi-lo)
 		}
 	}
-	if err := l.flush(); err != nil {
-		return stats, err
+	if hi < len(days) && days[hi-1].AddDate(0, 0, 1).Equal(days[hi]) {
+		// The next rank reads the next day; its bursts are final here
+		// as they are when one process reads on into that day.
+		if err := ctx.Err(); err != nil {
+			return cells, err
+		}
+		if err := l.readNeighbour(days[hi]); err != nil {
+			return cells, err
+		}
+		p := l.pending
+		l.pending = nil
+		return cells, l.detectDay(p, true)
 	}
-	stats.DaysRead = len(days)
-	stats.DaysSkipped = len(st.Days) - len(days)
+	return cells, l.flush()
+}
+
+// rankDays is what a rank sends rank 0: the records of the days it read,
+// or why it could not.
+type rankDays struct {
+	Err   string `msgpack:"err"`
+	Days  []Day  `msgpack:"days"`
+	Cells int64  `msgpack:"cells"`
+}
+
+// gatherDays sends this rank's days' records to rank 0, which puts them
+// into its state. It returns false on the ranks other than 0, and rank
+// 0's error is then the first rank's error (in rank order, so in the
+// days' order).
+func (run *learnRun) gatherDays(ranks Ranks, rank int, cells int64, err error) (bool, error) {
+	msg := rankDays{Cells: cells}
+	if err != nil {
+		msg.Err = err.Error()
+	} else {
+		lo, hi := rank*len(run.days)/ranks.Size(), (rank+1)*len(run.days)/ranks.Size()
+		for _, d := range run.days[lo:hi] {
+			name := d.Format(time.DateOnly)
+			msg.Days = append(msg.Days, run.l.st.Days[run.l.dayIndex(name)])
+		}
+	}
+	b, merr := msgcheck.Marshal(&msg)
+	if merr != nil {
+		b, _ = msgcheck.Marshal(&rankDays{Err: merr.Error()})
+	}
+	all, gerr := ranks.Gather(b)
+	if gerr != nil {
+		return rank == 0, gerr
+	}
+	if rank != 0 {
+		return false, nil
+	}
+	if err != nil {
+		return true, err
+	}
+	for r, b := range all[1:] {
+		var got rankDays
+		if err := msgcheck.Unmarshal(b, &got); err != nil {
+			return true, fmt.Errorf("rank %d: %w", r+1, err)
+		}
+		if got.Err != "" {
+			return true, errors.New(got.Err)
+		}
+		run.cells += got.Cells
+		for _, d := range got.Days {
+			run.l.putDay(d)
+		}
+	}
+	run.cells += cells
+	return true, nil
+}
+
+// finish classifies the applications and commits the knowledge base
+// unless nothing changed.
+func (run *learnRun) finish(stats *LearnStats, now time.Time) (LearnStats, error) {
+	st, kb := run.l.st, run.kb
+	stats.DaysRead = len(run.days)
+	stats.DaysSkipped = len(st.Days) - len(run.days)
 	k := Classify(st)
 	stats.Knowledge = k
-	now, _ := json.Marshal(st)
+	cur, _ := json.Marshal(st)
 	oldK, _ := kb.Knowledge()
-	if bytes.Equal(old, now) && oldK != nil && sameKnowledge(oldK, k) {
+	if bytes.Equal(run.old, cur) && oldK != nil && sameKnowledge(oldK, k) {
 		stats.Unchanged, stats.Generation = true, kb.Manifest.Generation
-		return stats, nil
+		return *stats, nil
 	}
-	t := in.Now
-	if t.IsZero() {
-		t = time.Now()
+	if now.IsZero() {
+		now = time.Now()
 	}
-	if err := kb.commit(gen, st, k, t); err != nil {
-		return stats, err
+	if err := kb.commit(run.l.gen, st, k, now); err != nil {
+		return *stats, err
 	}
-	stats.Generation = gen
-	return stats, nil
+	stats.Generation = run.l.gen
+	return *stats, nil
 }
 
 func sameKnowledge(a, b *Knowledge) bool {
@@ -181,6 +352,15 @@ type learner struct {
 	// pending is the day read last, whose bursts wait for the next day's
 	// aggregate.
 	pending *dayWork
+	// neighbours holds the aggregates of the days next to a rank's block
+	// that another rank reads and stores.
+	neighbours map[string]dayAgg
+}
+
+// dayAgg is a day's aggregate as its file holds it (float32 values).
+type dayAgg struct {
+	startNS     int64
+	read, write []float64
 }
 
 type dayWork struct {
@@ -213,17 +393,27 @@ func (l *learner) daysToRead(from, to time.Time) []time.Time {
 	return out
 }
 
+// window reads the per-OST rates around day d and their aggregate over
+// the day's cells [lo, hi).
+func (l *learner) window(d time.Time) (r *serverlog.Rates, lo, hi int, read, write []float64, err error) {
+	r, err = l.src.Window(d.Add(-margin), d.AddDate(0, 0, 1).Add(margin))
+	if err != nil {
+		return nil, 0, 0, nil, nil, fmt.Errorf("reading %s: %w", d.Format(time.DateOnly), err)
+	}
+	lo, hi = r.Index(d), r.Index(d.AddDate(0, 0, 1))
+	lo, hi = max(lo, 0), min(hi, r.Len())
+	read, write = r.Aggregate()
+	return r, lo, hi, read, write, nil
+}
+
 // readDay reads one day's per-OST rates, stores its aggregate, and
 // detects the bursts of the day before (whose context is now complete).
 func (l *learner) readDay(d time.Time) (int64, error) {
-	r, err := l.src.Window(d.Add(-margin), d.AddDate(0, 0, 1).Add(margin))
+	r, lo, hi, read, write, err := l.window(d)
 	if err != nil {
-		return 0, fmt.Errorf("reading %s: %w", d.Format(time.DateOnly), err)
+		return 0, err
 	}
 	cells := int64(r.Len()) * int64(len(r.OSTs))
-	lo, hi := r.Index(d), r.Index(d.AddDate(0, 0, 1))
-	lo, hi = max(lo, 0), min(hi, r.Len())
-	read, write := r.Aggregate()
 	known := 0
 	for t := lo; t < hi; t++ {
 		if !math.IsNaN(write[t]) {
@@ -248,6 +438,25 @@ func (l *learner) readDay(d time.Time) (int64, error) {
 	return cells, nil
 }
 
+// readNeighbour reads day d, which another rank reads and stores, for
+// its aggregate alone, rounded as its file will hold it.
+func (l *learner) readNeighbour(d time.Time) error {
+	r, lo, hi, read, write, err := l.window(d)
+	if err != nil {
+		return err
+	}
+	agg := dayAgg{startNS: r.Time(lo).UnixNano(), read: make([]float64, hi-lo), write: make([]float64, hi-lo)}
+	for k := range hi - lo {
+		agg.read[k] = float64(float32(read[lo+k]))
+		agg.write[k] = float64(float32(write[lo+k]))
+	}
+	if l.neighbours == nil {
+		l.neighbours = map[string]dayAgg{}
+	}
+	l.neighbours[d.Format(time.DateOnly)] = agg
+	return nil
+}
+
 // flush detects the bursts of the pending day with what is known after it.
 func (l *learner) flush() error {
 	p := l.pending
@@ -268,6 +477,16 @@ func (l *learner) flush() error {
 func (l *learner) dayIndex(name string) int {
 	i := sort.Search(len(l.st.Days), func(i int) bool { return l.st.Days[i].Day >= name })
 	return i
+}
+
+// putDay puts another rank's record of a day it read into the state.
+func (l *learner) putDay(d Day) {
+	i := l.dayIndex(d.Day)
+	if i < len(l.st.Days) && l.st.Days[i].Day == d.Day {
+		l.st.Days[i] = d
+		return
+	}
+	l.st.Days = slices.Insert(l.st.Days, i, d)
 }
 
 func (l *learner) upsertDay(d Day) int {
@@ -322,13 +541,19 @@ func (l *learner) seriesAround(d time.Time) (*series, error) {
 	}
 	for _, off := range []int{-1, 0, 1} {
 		name := d.AddDate(0, 0, off).Format(time.DateOnly)
-		i := l.dayIndex(name)
-		if i >= len(l.st.Days) || l.st.Days[i].Day != name || l.st.Days[i].File == "" {
-			continue
-		}
-		s0, _, r, w, err := readAgg(filepath.Join(l.dir, aggDir, l.st.Days[i].File))
-		if err != nil {
-			return nil, err
+		var s0 int64
+		var r, w []float64
+		if agg, ok := l.neighbours[name]; ok {
+			s0, r, w = agg.startNS, agg.read, agg.write
+		} else {
+			i := l.dayIndex(name)
+			if i >= len(l.st.Days) || l.st.Days[i].Day != name || l.st.Days[i].File == "" {
+				continue
+			}
+			var err error
+			if s0, _, r, w, err = readAgg(filepath.Join(l.dir, aggDir, l.st.Days[i].File)); err != nil {
+				return nil, err
+			}
 		}
 		for k := range r {
 			t := int((s0 + int64(k)*stepNS - a) / stepNS)

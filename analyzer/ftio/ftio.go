@@ -20,9 +20,10 @@ import (
 	"math"
 	"math/cmplx"
 	"runtime"
+	"slices"
 	"sort"
-	"sync"
-	"sync/atomic"
+
+	"iopred/internal/ordered"
 )
 
 // DefaultFs is FTIO's default sampling frequency in hertz.
@@ -75,6 +76,9 @@ type Options struct {
 	Outlier Outlier
 	// Seed seeds the randomised detector (OutlierIsoForest).
 	Seed int64
+	// Jobs is how many sources AnalyzeSources reads at once; 0 means
+	// GOMAXPROCS. The result is the same, byte for byte, for every value.
+	Jobs int
 }
 
 func (o Options) withDefaults() Options {
@@ -86,6 +90,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxSamples <= 0 {
 		o.MaxSamples = DefaultMaxSamples
+	}
+	if o.Jobs <= 0 {
+		o.Jobs = runtime.GOMAXPROCS(0)
 	}
 	return o
 }
@@ -216,11 +223,11 @@ func AnalyzeSources(srcs []Source, opt Options) (Result, error) {
 		t0, t1 float64
 		count  int
 		times  []float64 // only for the automatic sampling frequency
+		err    error
 	}
-	spans := make([]span, len(srcs))
-	err = forEach(len(srcs), func(_, i int) error {
+	spans := ordered.Map(len(srcs), opt.Jobs, func(i int) span {
 		sp := span{t0: math.Inf(1), t1: math.Inf(-1)}
-		err := srcs[i](func(r Request) error {
+		sp.err = srcs[i](func(r Request) error {
 			sp.count++
 			sp.t0 = math.Min(sp.t0, r.Start)
 			sp.t1 = math.Max(sp.t1, r.End)
@@ -229,11 +236,12 @@ func AnalyzeSources(srcs []Source, opt Options) (Result, error) {
 			}
 			return nil
 		})
-		spans[i] = sp
-		return err
+		return sp
 	})
-	if err != nil {
-		return Result{}, err
+	for _, sp := range spans {
+		if sp.err != nil {
+			return Result{}, sp.err
+		}
 	}
 	t0, t1 := math.Inf(1), math.Inf(-1)
 	count := 0
@@ -264,30 +272,13 @@ func AnalyzeSources(srcs []Source, opt Options) (Result, error) {
 	if n < 4 {
 		return Result{}, fmt.Errorf("ftio: the trace spans %g s, only %d samples at %g Hz; raise --fs", t1-t0, n, fs)
 	}
-	workers := min(len(srcs), runtime.GOMAXPROCS(0))
-	diffs := make([][]float64, workers)
-	volumes := make([]volume, workers)
-	err = forEach(len(srcs), func(w, i int) error {
-		if diffs[w] == nil {
-			diffs[w] = make([]float64, n+1)
-		}
-		if opt.Average {
-			return addAveraged(srcs[i], diffs[w], t0, fs, n, &volumes[w])
-		}
-		return addRequests(srcs[i], diffs[w], t0, fs, n, &volumes[w])
-	})
+	x, total, err := sampleSources(srcs, t0, fs, n, opt)
 	if err != nil {
 		return Result{}, err
 	}
-	x := integrate(diffs, n)
 	res := analyzeSamples(x, t0, fs, opt)
 	res.TEnd = t1
 	res.Notes = notes
-	var total volume
-	for _, v := range volumes {
-		total.bytes += v.bytes
-		total.sampled += v.sampled
-	}
 	res.SampledVolume = 1
 	if total.bytes > 0 {
 		res.SampledVolume = total.sampled / total.bytes
@@ -314,38 +305,6 @@ func AnalyzeSignal(x []float64, t0, fs float64, opt Options) (Result, error) {
 	res := analyzeSamples(append([]float64(nil), x...), t0, fs, opt)
 	res.SampledVolume = 1
 	return res, nil
-}
-
-// forEach calls fn(worker, i) for i < n on up to GOMAXPROCS goroutines and
-// returns the first error.
-func forEach(n int, fn func(worker, i int) error) error {
-	workers := min(n, runtime.GOMAXPROCS(0))
-	if workers <= 1 {
-		for i := 0; i < n; i++ {
-			if err := fn(0, i); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	var next atomic.Int64
-	errs := make([]error, workers)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= n || errs[w] != nil {
-					return
-				}
-				errs[w] = fn(w, i)
-			}
-		}()
-	}
-	wg.Wait()
-	return errors.Join(errs...)
 }
 
 // autoSampling chooses the sampling frequency and the number of samples
@@ -417,23 +376,121 @@ func autoFs(times []float64, span float64, maxSamples int) float64 {
 // sample evaluates the bandwidth signal at t0 + i/fs for i < n (zero-order
 // hold): a request covers the samples whose instant lies in [start, end).
 func sample(src Source, t0, fs float64, n int) ([]float64, error) {
-	diff := make([]float64, n+1)
-	if err := addRequests(src, diff, t0, fs, n, &volume{}); err != nil {
+	st := newSteps(n)
+	if err := addRequests(src, st, t0, fs, n, &volume{}); err != nil {
 		return nil, err
 	}
-	return integrate([][]float64{diff}, n), nil
+	return integrate([][]float64{st.diff}, n), nil
+}
+
+// sampleSources samples every source into one signal of n samples and
+// returns it with the sources' volume. Sources are read on opt.Jobs
+// goroutines, each into a difference array of its own; each source's
+// steps are then added to the signal's in source order, so the
+// floating-point sums, and the result, do not depend on how many
+// goroutines read or which read what (they used to add up in per-worker
+// arrays in the order the workers happened to take the sources). The
+// first error in source order is returned.
+func sampleSources(srcs []Source, t0, fs float64, n int, opt Options) ([]float64, volume, error) {
+	free := make(chan *steps, opt.Jobs)
+	for range opt.Jobs {
+		free <- nil
+	}
+	diff := make([]float64, n+1)
+	var total volume
+	var firstErr error
+	ordered.Each(len(srcs), opt.Jobs, func(i int) sourceSteps {
+		st := <-free
+		if st == nil {
+			st = newSteps(n)
+		}
+		var part sourceSteps
+		if opt.Average {
+			part.err = addAveraged(srcs[i], st, t0, fs, n, &part.vol)
+		} else {
+			part.err = addRequests(srcs[i], st, t0, fs, n, &part.vol)
+		}
+		part.index, part.delta = st.take()
+		free <- st
+		return part
+	}, func(_ int, part sourceSteps) {
+		if firstErr != nil {
+			return
+		}
+		if part.err != nil {
+			firstErr = part.err
+			return
+		}
+		for k, i := range part.index {
+			diff[i] += part.delta[k]
+		}
+		total.bytes += part.vol.bytes
+		total.sampled += part.vol.sampled
+	})
+	if firstErr != nil {
+		return nil, volume{}, firstErr
+	}
+	return integrate([][]float64{diff}, n), total, nil
+}
+
+// sourceSteps is one source's part of the signal: the sum of its steps at
+// each sample it touched (index ascending) and its volume.
+type sourceSteps struct {
+	index []int32
+	delta []float64
+	vol   volume
+	err   error
+}
+
+// steps is a difference array over n samples that remembers the entries
+// a source touched, so that the source's part is taken without scanning
+// every sample.
+type steps struct {
+	diff    []float64
+	seen    []bool
+	touched []int32
+}
+
+func newSteps(n int) *steps {
+	return &steps{diff: make([]float64, n+1), seen: make([]bool, n+1)}
+}
+
+// add adds v to the difference at sample i.
+func (st *steps) add(i int, v float64) {
+	if !st.seen[i] {
+		st.seen[i] = true
+		st.touched = append(st.touched, int32(i))
+	}
+	st.diff[i] += v
+}
+
+// take returns the touched samples in ascending order with their sums and
+// clears them for the next source.
+func (st *steps) take() ([]int32, []float64) {
+	if len(st.touched) == 0 {
+		return nil, nil
+	}
+	slices.Sort(st.touched)
+	index := slices.Clone(st.touched)
+	delta := make([]float64, len(index))
+	for k, i := range index {
+		delta[k] = st.diff[i]
+		st.diff[i], st.seen[i] = 0, false
+	}
+	st.touched = st.touched[:0]
+	return index, delta
 }
 
 // addRequests adds each request to a difference array over the samples,
 // so that their order does not matter and memory is that of the samples.
-func addRequests(src Source, diff []float64, t0, fs float64, n int, vol *volume) error {
+func addRequests(src Source, st *steps, t0, fs float64, n int, vol *volume) error {
 	return src(func(r Request) error {
 		lo := firstSampleAtOrAfter(r.Start, t0, fs, n)
 		hi := firstSampleAtOrAfter(r.End, t0, fs, n)
 		vol.bytes += r.Bandwidth * (r.End - r.Start)
 		if lo < hi {
-			diff[lo] += r.Bandwidth
-			diff[hi] -= r.Bandwidth
+			st.add(lo, r.Bandwidth)
+			st.add(hi, -r.Bandwidth)
 			vol.sampled += r.Bandwidth * float64(hi-lo) / fs
 		}
 		return nil
@@ -443,11 +500,11 @@ func addRequests(src Source, diff []float64, t0, fs float64, n int, vol *volume)
 // addAveraged adds each request to a difference array over the samples as
 // its share of each sample interval: interval i gets the request's
 // bandwidth times the fraction of [t0+i/fs, t0+(i+1)/fs) it covers.
-func addAveraged(src Source, diff []float64, t0, fs float64, n int, vol *volume) error {
+func addAveraged(src Source, st *steps, t0, fs float64, n int, vol *volume) error {
 	add := func(i int, v float64) {
 		if i >= 0 && i < n {
-			diff[i] += v
-			diff[i+1] -= v
+			st.add(i, v)
+			st.add(i+1, -v)
 			vol.sampled += v / fs
 		}
 	}
@@ -464,8 +521,8 @@ func addAveraged(src Source, diff []float64, t0, fs float64, n int, vol *volume)
 		}
 		add(ia, r.Bandwidth*(float64(ia+1)-us))
 		if lo, hi := max(ia+1, 0), min(ib, n); lo < hi {
-			diff[lo] += r.Bandwidth
-			diff[hi] -= r.Bandwidth
+			st.add(lo, r.Bandwidth)
+			st.add(hi, -r.Bandwidth)
 			vol.sampled += r.Bandwidth * float64(hi-lo) / fs
 		}
 		add(ib, r.Bandwidth*(ue-float64(ib)))

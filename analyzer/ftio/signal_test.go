@@ -44,12 +44,12 @@ func TestSampleAveraged(t *testing.T) {
 		{Start: 0.15, End: 0.42, Bandwidth: 100},  // half of 1, all of 2 and 3, a fifth of 4
 		{Start: 0.75, End: 0.76, Bandwidth: 500},  // 5 bytes in interval 7
 	}
-	diff := make([]float64, 9)
+	st := newSteps(8)
 	var vol volume
-	if err := addAveraged(Slice(reqs), diff, 0, 10, 8, &vol); err != nil {
+	if err := addAveraged(Slice(reqs), st, 0, 10, 8, &vol); err != nil {
 		t.Fatal(err)
 	}
-	x := integrate([][]float64{diff}, 8)
+	x := integrate([][]float64{st.diff}, 8)
 	want := []float64{100, 50, 100, 100, 20, 0, 0, 50}
 	for i := range want {
 		if math.Abs(x[i]-want[i]) > 1e-9 {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"html"
@@ -84,7 +85,7 @@ func aidFlagSet(name, usage string, stderr io.Writer) *flag.FlagSet {
 }
 
 func aidLearn(args []string, stdout, stderr io.Writer) error {
-	fs := aidFlagSet("learn", "--lmt SRC|--store DIR|... --jobs FILE --kb DIR [--from T --to T]", stderr)
+	fs := aidFlagSet("learn", "--lmt SRC|--store DIR|... --jobs FILE --kb DIR [--from T --to T] [--mpi]", stderr)
 	var f serverlog.Flags
 	f.Register(fs, true)
 	kbDir := fs.String("kb", "", "knowledge base `directory` (created if missing)")
@@ -105,12 +106,29 @@ func aidLearn(args []string, stdout, stderr io.Writer) error {
 	fs.Float64Var(&o.ScopeMax, "scope-max", d.ScopeMax, "share of periodic runs whose pattern may continue outside them")
 	fs.IntVar(&o.MinSupport, "min-support", d.MinSupport, "runs a candidate needs to leave probation")
 	quiet := fs.Bool("q", false, "print nothing but errors")
+	useMPI := fs.Bool("mpi", false, "run as one rank of an MPI job (mpirun -n R iopred aid learn ... --mpi): the days to read are split among the ranks, which share --kb; rank 0 writes the knowledge base one process writes")
 	pos, err := parseFlagsAnywhere(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) > 0 || *kbDir == "" {
 		return errUsage
+	}
+	var ranks *mpiRanks
+	if *useMPI {
+		if f.SkipBad {
+			// Each rank would count only the bad rows of its own days.
+			return errors.New("--skip-bad is not available with --mpi")
+		}
+		m, err := startMPI()
+		if err != nil {
+			return err
+		}
+		defer m.finish()
+		ranks = &mpiRanks{m}
+		if !m.root() {
+			stdout, stderr = io.Discard, io.Discard // rank 0 reports
+		}
 	}
 	opts, err := f.Options()
 	if err != nil {
@@ -164,12 +182,18 @@ func aidLearn(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	in.Source, in.SourceName, in.Jobs = clipped, spec.String(), jobs
+	if ranks != nil {
+		in.Ranks = ranks
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	t0 := time.Now()
 	st, err := aid.Learn(ctx, *kbDir, in)
 	if err != nil {
 		return err
+	}
+	if ranks != nil && !ranks.m.root() {
+		return nil
 	}
 	f.Report(stderr)
 	if *quiet {
@@ -189,6 +213,25 @@ func aidLearn(args []string, stdout, stderr io.Writer) error {
 		counts[aid.ClassIOIntensive], counts[aid.ClassProbation], counts[aid.ClassNot])
 	return nil
 }
+
+// mpiRanks are the ranks of an MPI job, as aid.Learn spreads its days
+// over them.
+type mpiRanks struct{ m *mpiRun }
+
+func (r *mpiRanks) Rank() int { return r.m.w.Rank() }
+func (r *mpiRanks) Size() int { return r.m.w.Size() }
+
+// Gather gathers the ranks' bytes at rank 0; a failed gather ends the
+// job, so that no rank waits in it for ever.
+func (r *mpiRanks) Gather(b []byte) ([][]byte, error) {
+	all, err := r.m.w.Gather(b)
+	if err != nil {
+		r.m.w.Abort(1)
+	}
+	return all, err
+}
+
+func (r *mpiRanks) Decide(v bool) (bool, error) { return r.m.w.Decide(v) }
 
 // reportRow is one application in `aid report --json`.
 type reportRow struct {

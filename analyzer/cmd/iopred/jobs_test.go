@@ -106,3 +106,34 @@ func TestShareBounds(t *testing.T) {
 		}
 	}
 }
+
+// FTIO's sampling over several traces (period --fs HZ, not per process)
+// prints the same bytes run after run and whatever --jobs: every trace's
+// samples are summed into the signal in the traces' order. The traces'
+// sums used to meet in per-goroutine arrays in the order the goroutines
+// took them, which moved the last digits from one run to the next.
+func TestPeriodSamplingDeterministic(t *testing.T) {
+	dir := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	if code := runMain([]string{"synth", "--procs", "16", "--iterations", "20", "--noise-rate", "50", "-o", dir}, &stdout, &stderr); code != 0 {
+		t.Fatalf("synth: %s", stderr.String())
+	}
+	for _, flags := range [][]string{{"--fs", "10"}, {"--fs", "25", "--average"}, {"--fs", "5", "--mode", "both"}} {
+		var want []byte
+		for _, jobs := range []string{"1", "2", "4", "8", "2", "4", "8", "2", "4", "8"} {
+			args := append(append([]string{"period", "--json", "--jobs", jobs}, flags...), dir)
+			var out, errOut bytes.Buffer
+			if code := runMain(args, &out, &errOut); code != 0 {
+				t.Fatalf("%v: exit %d: %s", args, code, errOut.String())
+			}
+			if want == nil {
+				want = bytes.Clone(out.Bytes())
+				continue
+			}
+			if !bytes.Equal(out.Bytes(), want) {
+				t.Errorf("%v: output differs from --jobs 1:\n%s\n%s", args, out.Bytes(), want)
+				break
+			}
+		}
+	}
+}

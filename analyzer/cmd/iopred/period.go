@@ -74,7 +74,7 @@ func runPeriod(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	opt := ftio.Options{Fs: *hz, Tol: *tol, Amplitude: *amp, Average: *avg, Outlier: det, Seed: *seed}
+	opt := ftio.Options{Fs: *hz, Tol: *tol, Amplitude: *amp, Average: *avg, Outlier: det, Seed: *seed, Jobs: *jobs}
 	if *hz <= 0 {
 		opt.Fs = -1
 	}
