@@ -24,8 +24,7 @@ var nsPerEvent = regexp.MustCompile(`"update_predict_ns_per_event": [-+0-9.e]+|[
 // figures: under Debian's Open MPI and MPICH at 1, 2 and 4 ranks, on a
 // synthetic job (replay from a saved model too, and with the model alone),
 // a real MPI program's traces, processes without ranks, and Darshan logs
-// beside a truncated trace and a file that is no trace (the shell's
-// traces, cut short, make the export warn and exit 1). That last set
+// beside a truncated trace and a file that is no trace. That last set
 // fails alone and under MPI alike: replay's unreadable trace is read by
 // the last rank only, whose error reaches rank 0 and names the file;
 // export's stops every rank before any output file is written. No run
@@ -57,10 +56,7 @@ func TestReplayExportUnderMPI(t *testing.T) {
 			args := append(append([]string(nil), a...), dir)
 			want := runAnalysis(t, bin, nil, 0, args)
 			failing := name == "darshan+truncated"
-			// The shell's traces end without a footer (dash leaves by
-			// _exit): the export writes what they hold and says so.
-			warned := name == "processes" && a[0] == "export"
-			if (failing || warned) != (want.code != 0) {
+			if failing != (want.code != 0) {
 				t.Fatalf("%s: %v exited %d: %s", name, args, want.code, want.stderr)
 			}
 			wantOut := nsPerEvent.ReplaceAll(want.stdout, []byte("NS"))
