@@ -327,3 +327,118 @@ func TestChanceRhythmsAtMoreRuns(t *testing.T) {
 		t.Errorf("an application writing every 350 s in 5 runs found in %d of 20 months, want 18 at least", found)
 	}
 }
+
+// TestScopeBothSides proves that the scope check counts the pattern's
+// bursts beyond a run on its two sides together: one burst on the
+// rhythm on one side is a coincidence, one on each side (or two on
+// one side) puts the run out of scope.
+func TestScopeBothSides(t *testing.T) {
+	const s = int64(1e9)
+	const iv = 3600.0
+	o := DefaultOptions()
+	match := func(b Burst) bool { return b.Bytes > 0.9e11 && b.Bytes < 1.1e11 }
+	// The run: bursts at 4200, 7800, 11400 s; it lasts from 3000 to
+	// 13000 s.
+	cases := []struct {
+		name   string
+		beyond []int64 // bursts outside the run, s
+		want   bool
+	}{
+		{"nothing beyond", nil, false},
+		{"one before", []int64{600}, false},
+		{"one after", []int64{15000}, false},
+		{"one on each side", []int64{600, 15000}, true},
+		{"one on each side, one step passed over", []int64{600, 18600}, true},
+		{"two after", []int64{15000, 18600}, true},
+		{"one on each side, off the rhythm", []int64{1400, 15000}, false},
+	}
+	for _, c := range cases {
+		bursts := []Burst{}
+		for _, at := range append([]int64{4200, 7800, 11400}, c.beyond...) {
+			bursts = append(bursts, Burst{StartNS: at * s, EndNS: (at + 60) * s, Bytes: 1e11})
+		}
+		slices.SortFunc(bursts, func(a, b Burst) int { return cmp.Compare(a.StartNS, b.StartNS) })
+		var on []int
+		for i, b := range bursts {
+			if b.StartNS >= 3000*s && b.StartNS < 13000*s {
+				on = append(on, i)
+			}
+		}
+		p := periodicRun{run: Run{StartNS: 3000 * s, EndNS: 13000 * s}, bursts: on, interval: iv}
+		if got := outOfScope(bursts, match, p, 5*s, o); got != c.want {
+			t.Errorf("%s: out of scope %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestNestedInHourlyHost proves that a light application whose runs
+// all sit inside the runs of an hourly checkpointer, and whose only
+// bursts are the host's, is not taken for an I/O-intensive one: the
+// host's rhythm goes on one burst before and one after each of its
+// runs (judged seed 812's pig1/monitor_1 inside bea/fusion_b). The
+// control is a genuine hourly application among other jobs' bursts of
+// its size, about one an hour at random times, whose runs are its
+// own: it is found, although now and then a foreign burst falls on its
+// rhythm just before or just after a run.
+func TestNestedInHourlyHost(t *testing.T) {
+	const s = int64(1e9)
+	const step = 5 * s
+	const iv = 3600
+	o := DefaultOptions()
+	checkpoint := func(rng *rand.Rand, at int64) Burst {
+		bytes := 1e11 * (0.97 + 0.06*rng.Float64())
+		return Burst{StartNS: at * s, EndNS: (at + 120) * s, Bytes: bytes, Peak: bytes / 100, Rate: bytes / 120, OSTs: 16}
+	}
+	nested, found := 0, 0
+	for seed := range 20 {
+		rng := rand.New(rand.NewPCG(uint64(seed), 812))
+		// The host: 8 runs of 4.5 hours, 5 checkpoints each, an hour
+		// apart from 10 minutes after its start, its runs a day
+		// apart. The nested job: one run inside each, from 20 to 70
+		// minutes after the host's start to as long before its end,
+		// light (no burst of its own).
+		var bs []Burst
+		var guest []Run
+		for h := range 8 {
+			start := int64(h)*86400 + rng.Int64N(3600)
+			for k := range 5 {
+				bs = append(bs, checkpoint(rng, start+600+int64(k)*iv+rng.Int64N(60)))
+			}
+			from, to := start+1200+rng.Int64N(3000), start+16200-1200-rng.Int64N(3000)
+			guest = append(guest, Run{StartNS: from * s, EndNS: to * s})
+		}
+		slices.SortFunc(bs, func(a, b Burst) int { return cmp.Compare(a.StartNS, b.StartNS) })
+		if a := classifyApp(appKey{"pig1", "monitor_1", 1}, guest, bs, step, o); a.Class != ClassNot {
+			nested++
+			t.Logf("seed %d: nested job %s (%d of %d periodic runs out of scope): %s", seed, a.Class, a.OutOfScope, a.Periodic, a.Reason)
+		}
+
+		// The genuine application: 8 runs of 4.5 hours, a day apart,
+		// 5 checkpoints an hour apart in each; other jobs' bursts of
+		// its size about once an hour at random times, all the time.
+		bs = bs[:0]
+		var own []Run
+		for h := range 8 {
+			start := int64(h)*86400 + rng.Int64N(3600)
+			own = append(own, Run{StartNS: start * s, EndNS: (start + 16200) * s})
+			for k := range 5 {
+				bs = append(bs, checkpoint(rng, start+600+int64(k)*iv+rng.Int64N(60)))
+			}
+		}
+		for at := int64(0); at < 8*86400; at += int64(rng.ExpFloat64() * iv) {
+			bs = append(bs, checkpoint(rng, at))
+		}
+		slices.SortFunc(bs, func(a, b Burst) int { return cmp.Compare(a.StartNS, b.StartNS) })
+		if a := classifyApp(appKey{"bea", "fusion_b", 256}, own, bs, step, o); a.Class == ClassIOIntensive {
+			found++
+		} else {
+			t.Logf("seed %d: genuine hourly application %s (%d of %d periodic runs out of scope): %s", seed, a.Class, a.OutOfScope, a.Periodic, a.Reason)
+		}
+	}
+	if nested > 0 {
+		t.Errorf("the nested job is a candidate in %d of 20 draws, want none", nested)
+	}
+	if found < 19 {
+		t.Errorf("the genuine hourly application found in %d of 20 draws, want 19 at least", found)
+	}
+}
