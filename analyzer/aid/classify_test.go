@@ -294,7 +294,7 @@ func TestChanceRhythmsAtMoreRuns(t *testing.T) {
 		for seed := range 20 {
 			rng := rand.New(rand.NewPCG(uint64(seed), uint64(n)))
 			bs := background(rng)
-			a := classifyApp(key, runsAt(rng, n), bs, step, o)
+			a := classifyApp(key, runsAt(rng, n), bs, nil, step, o)
 			switch a.Class {
 			case ClassIOIntensive:
 				intensive++
@@ -319,7 +319,7 @@ func TestChanceRhythmsAtMoreRuns(t *testing.T) {
 			}
 		}
 		slices.SortFunc(bs, func(a, b Burst) int { return cmp.Compare(a.StartNS, b.StartNS) })
-		if classifyApp(key, rs, bs, step, o).Class == ClassIOIntensive {
+		if classifyApp(key, rs, bs, nil, step, o).Class == ClassIOIntensive {
 			found++
 		}
 	}
@@ -328,29 +328,39 @@ func TestChanceRhythmsAtMoreRuns(t *testing.T) {
 	}
 }
 
-// TestScopeBothSides proves that the scope check counts the pattern's
-// bursts beyond a run on its two sides together: one burst on the
-// rhythm on one side is a coincidence, one on each side (or two on
-// one side) puts the run out of scope.
-func TestScopeBothSides(t *testing.T) {
+// TestOutOfScope proves when the scope check puts a periodic run out of
+// scope: two bursts on its rhythm outside it, on one side or one on
+// each side; or one, when another application's job encloses the run
+// and the burst falls inside that job's run. One burst on the rhythm
+// with no host around the run, or beyond the host's end, is a
+// coincidence.
+func TestOutOfScope(t *testing.T) {
 	const s = int64(1e9)
 	const iv = 3600.0
 	o := DefaultOptions()
 	match := func(b Burst) bool { return b.Bytes > 0.9e11 && b.Bytes < 1.1e11 }
 	// The run: bursts at 4200, 7800, 11400 s; it lasts from 3000 to
 	// 13000 s.
+	host := &Run{User: "bea", Name: "fusion_b", Nodes: 256, StartNS: 0, EndNS: 16000 * s}
+	short := &Run{User: "bea", Name: "fusion_b", Nodes: 256, StartNS: 2000 * s, EndNS: 14000 * s}
 	cases := []struct {
 		name   string
 		beyond []int64 // bursts outside the run, s
+		host   *Run
 		want   bool
 	}{
-		{"nothing beyond", nil, false},
-		{"one before", []int64{600}, false},
-		{"one after", []int64{15000}, false},
-		{"one on each side", []int64{600, 15000}, true},
-		{"one on each side, one step passed over", []int64{600, 18600}, true},
-		{"two after", []int64{15000, 18600}, true},
-		{"one on each side, off the rhythm", []int64{1400, 15000}, false},
+		{"nothing beyond", nil, nil, false},
+		{"one before", []int64{600}, nil, false},
+		{"one after", []int64{15000}, nil, false},
+		{"one on each side", []int64{600, 15000}, nil, true},
+		{"one on each side, one step passed over", []int64{600, 18600}, nil, true},
+		{"two after", []int64{15000, 18600}, nil, true},
+		{"one on each side, one off the rhythm", []int64{1400, 15000}, nil, false},
+		{"nothing beyond, in a host", nil, host, false},
+		{"one after, in the host's run", []int64{15000}, host, true},
+		{"one before, in the host's run", []int64{600}, host, true},
+		{"one after, beyond the host's end", []int64{15000}, short, false},
+		{"one after, off the rhythm, in the host's run", []int64{15500}, host, false},
 	}
 	for _, c := range cases {
 		bursts := []Burst{}
@@ -365,21 +375,44 @@ func TestScopeBothSides(t *testing.T) {
 			}
 		}
 		p := periodicRun{run: Run{StartNS: 3000 * s, EndNS: 13000 * s}, bursts: on, interval: iv}
-		if got := outOfScope(bursts, match, p, 5*s, o); got != c.want {
+		if got := outOfScope(bursts, match, p, c.host, 5*s, o); got != c.want {
 			t.Errorf("%s: out of scope %v, want %v", c.name, got, c.want)
 		}
 	}
 }
 
+// TestHostOf proves which job hosts a run: one of another application
+// that starts before it and ends after it, the longest of several.
+func TestHostOf(t *testing.T) {
+	key := appKey{"pig1", "monitor_1", 1}
+	r := Run{User: "pig1", Name: "monitor_1", Nodes: 1, StartNS: 100, EndNS: 200}
+	jobs := []Run{
+		{User: "pig1", Name: "monitor_1", Nodes: 1, StartNS: 0, EndNS: 1000}, // its own application
+		{User: "bea", Name: "a", Nodes: 4, StartNS: 150, EndNS: 1000},        // starts inside it
+		{User: "bea", Name: "b", Nodes: 4, StartNS: 0, EndNS: 190},           // ends inside it
+		{User: "bea", Name: "c", Nodes: 4, StartNS: 90, EndNS: 210},
+		{User: "bea", Name: "d", Nodes: 4, StartNS: 50, EndNS: 400},
+	}
+	if h := hostOf(jobs, key, r); h == nil || h.Name != "d" {
+		t.Errorf("host %+v, want bea/d", h)
+	}
+	if h := hostOf(jobs[:3], key, r); h != nil {
+		t.Errorf("host %+v, want none", h)
+	}
+}
+
 // TestNestedInHourlyHost proves that a light application whose runs
 // all sit inside the runs of an hourly checkpointer, and whose only
-// bursts are the host's, is not taken for an I/O-intensive one: the
-// host's rhythm goes on one burst before and one after each of its
-// runs (judged seed 812's pig1/monitor_1 inside bea/fusion_b). The
-// control is a genuine hourly application among other jobs' bursts of
-// its size, about one an hour at random times, whose runs are its
-// own: it is found, although now and then a foreign burst falls on its
-// rhythm just before or just after a run.
+// bursts are the host's, is not taken for an I/O-intensive one, as
+// judged seed 812's pig1/monitor_1 inside bea/fusion_b: runs of 1 to 2
+// hours that see two of the host's three checkpoints (the third an
+// hour after their last, none before; sharedRhythm makes them
+// periodic), and runs of 2.5 hours in longer host runs that see three
+// with one before and one after. The control is a genuine hourly
+// application among other jobs' bursts of its size, about one an hour
+// at random times, every run of which a long foreign job encloses: it
+// is found, although now and then a foreign burst falls on its rhythm
+// just before or after a run, inside the foreign job.
 func TestNestedInHourlyHost(t *testing.T) {
 	const s = int64(1e9)
 	const step = 5 * s
@@ -389,38 +422,70 @@ func TestNestedInHourlyHost(t *testing.T) {
 		bytes := 1e11 * (0.97 + 0.06*rng.Float64())
 		return Burst{StartNS: at * s, EndNS: (at + 120) * s, Bytes: bytes, Peak: bytes / 100, Rate: bytes / 120, OSTs: 16}
 	}
-	nested, found := 0, 0
-	for seed := range 20 {
-		rng := rand.New(rand.NewPCG(uint64(seed), 812))
-		// The host: 8 runs of 4.5 hours, 5 checkpoints each, an hour
-		// apart from 10 minutes after its start, its runs a day
-		// apart. The nested job: one run inside each, from 20 to 70
-		// minutes after the host's start to as long before its end,
-		// light (no burst of its own).
-		var bs []Burst
-		var guest []Run
-		for h := range 8 {
-			start := int64(h)*86400 + rng.Int64N(3600)
-			for k := range 5 {
-				bs = append(bs, checkpoint(rng, start+600+int64(k)*iv+rng.Int64N(60)))
+	guestKey := appKey{"pig1", "monitor_1", 1}
+	for _, c := range []struct {
+		name               string
+		hostBursts         int
+		fromMin, fromSpan  int64 // s after the host's first checkpoint
+		untilMin, lastSpan int64 // s after the guest's last checkpoint
+	}{
+		{"two checkpoints a run", 3, -1500, 1200, 300, 1800},
+		{"three checkpoints a run", 5, 3000, 400, 300, 1800},
+	} {
+		nested := 0
+		for seed := range 20 {
+			rng := rand.New(rand.NewPCG(uint64(seed), 812))
+			var bs []Burst
+			var guest, jobs []Run
+			for h := range 10 {
+				start := int64(h)*86400 + rng.Int64N(3600)
+				first := start + 1500 + rng.Int64N(600)
+				var at []int64
+				for k := range c.hostBursts {
+					at = append(at, first+int64(k)*iv+rng.Int64N(60))
+					bs = append(bs, checkpoint(rng, at[k]))
+				}
+				jobs = append(jobs, Run{User: "bea", Name: "fusion_b", Nodes: 512, StartNS: start * s, EndNS: (at[len(at)-1] + 600) * s})
+				from := first + c.fromMin + rng.Int64N(c.fromSpan)
+				seen := 2
+				if c.hostBursts == 5 {
+					seen = 3
+				}
+				lastSeen := at[0]
+				for _, a := range at {
+					if a >= from && seen > 0 {
+						lastSeen, seen = a, seen-1
+					}
+				}
+				g := Run{User: guestKey.user, Name: guestKey.name, Nodes: guestKey.nodes, StartNS: from * s, EndNS: (lastSeen + 120 + c.untilMin + rng.Int64N(c.lastSpan)) * s}
+				guest = append(guest, g)
+				jobs = append(jobs, g)
 			}
-			from, to := start+1200+rng.Int64N(3000), start+16200-1200-rng.Int64N(3000)
-			guest = append(guest, Run{StartNS: from * s, EndNS: to * s})
+			slices.SortFunc(bs, func(a, b Burst) int { return cmp.Compare(a.StartNS, b.StartNS) })
+			if a := classifyApp(guestKey, guest, bs, jobs, step, o); a.Class != ClassNot {
+				nested++
+				t.Logf("%s, seed %d: nested job %s (%d of %d periodic runs out of scope): %s", c.name, seed, a.Class, a.OutOfScope, a.Periodic, a.Reason)
+			}
 		}
-		slices.SortFunc(bs, func(a, b Burst) int { return cmp.Compare(a.StartNS, b.StartNS) })
-		if a := classifyApp(appKey{"pig1", "monitor_1", 1}, guest, bs, step, o); a.Class != ClassNot {
-			nested++
-			t.Logf("seed %d: nested job %s (%d of %d periodic runs out of scope): %s", seed, a.Class, a.OutOfScope, a.Periodic, a.Reason)
+		if nested > 0 {
+			t.Errorf("%s: the nested job is a candidate in %d of 20 draws, want none", c.name, nested)
 		}
+	}
 
-		// The genuine application: 8 runs of 4.5 hours, a day apart,
-		// 5 checkpoints an hour apart in each; other jobs' bursts of
-		// its size about once an hour at random times, all the time.
-		bs = bs[:0]
-		var own []Run
+	found := 0
+	for seed := range 20 {
+		rng := rand.New(rand.NewPCG(uint64(seed), 813))
+		// 8 runs of 4.5 hours, a day apart, 5 checkpoints an hour
+		// apart in each; each run inside a foreign job that starts 1
+		// to 3 hours before it and ends 1 to 3 hours after it.
+		var bs []Burst
+		var own, jobs []Run
+		key := appKey{"bea", "fusion_b", 256}
 		for h := range 8 {
-			start := int64(h)*86400 + rng.Int64N(3600)
-			own = append(own, Run{StartNS: start * s, EndNS: (start + 16200) * s})
+			start := int64(h)*86400 + 4*3600 + rng.Int64N(3600)
+			r := Run{User: key.user, Name: key.name, Nodes: key.nodes, StartNS: start * s, EndNS: (start + 16200) * s}
+			own = append(own, r)
+			jobs = append(jobs, r, Run{User: "u0001", Name: "long", Nodes: 64, StartNS: (start - 3600 - rng.Int64N(7200)) * s, EndNS: (start + 16200 + 3600 + rng.Int64N(7200)) * s})
 			for k := range 5 {
 				bs = append(bs, checkpoint(rng, start+600+int64(k)*iv+rng.Int64N(60)))
 			}
@@ -429,14 +494,11 @@ func TestNestedInHourlyHost(t *testing.T) {
 			bs = append(bs, checkpoint(rng, at))
 		}
 		slices.SortFunc(bs, func(a, b Burst) int { return cmp.Compare(a.StartNS, b.StartNS) })
-		if a := classifyApp(appKey{"bea", "fusion_b", 256}, own, bs, step, o); a.Class == ClassIOIntensive {
+		if a := classifyApp(key, own, bs, jobs, step, o); a.Class == ClassIOIntensive {
 			found++
 		} else {
 			t.Logf("seed %d: genuine hourly application %s (%d of %d periodic runs out of scope): %s", seed, a.Class, a.OutOfScope, a.Periodic, a.Reason)
 		}
-	}
-	if nested > 0 {
-		t.Errorf("the nested job is a candidate in %d of 20 draws, want none", nested)
 	}
 	if found < 19 {
 		t.Errorf("the genuine hourly application found in %d of 20 draws, want 19 at least", found)
