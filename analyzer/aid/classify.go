@@ -685,7 +685,8 @@ func rhythmTolerance(bursts []Burst, p periodicRun, stepNS int64) int64 {
 //   - when the job log names a host, a job of another application
 //     running from before the run to after it (hostOf), and one burst
 //     keeps the rhythm at its next step outside the run (one interval
-//     before its first burst or after its last), inside the host's run. A
+//     before its first burst or after its last), inside the host's
+//     run, and moves the run's bursts' bytes (within chainBytes). A
 //     single burst on the rhythm is weak evidence alone (a busy center
 //     writes bursts of an hourly pattern's size every hour), but here
 //     the rhythm is followed into the run of a job that encloses this
@@ -700,7 +701,10 @@ func rhythmTolerance(bursts []Burst, p periodicRun, stepNS int64) int64 {
 //     the first count, doubles those windows: a genuine hourly
 //     application enclosed by long foreign jobs among other jobs'
 //     bursts of its size once an hour was rejected in 2 of 20 draws
-//     that way (TestNestedInHourlyHost).
+//     that way (TestNestedInHourlyHost). Without the bytes, judged
+//     seeds 511's and 709's pro0/newcode_0 (3 runs, on probation) went
+//     out of scope on a foreign burst of 2.4 times their checkpoint's
+//     bytes that the cluster's wide spread let match.
 func outOfScope(bursts []Burst, match func(Burst) bool, p periodicRun, host *Run, stepNS int64, o Options) bool {
 	w := int64(o.ScopeIntervals * p.interval * 1e9)
 	first, last := bursts[p.bursts[0]].StartNS, bursts[p.bursts[len(p.bursts)-1]].StartNS
@@ -713,14 +717,22 @@ func outOfScope(bursts []Burst, match func(Burst) bool, p periodicRun, host *Run
 	if host == nil {
 		return false
 	}
-	// The next step of the rhythm only, on either side, and inside
-	// the host's run.
+	// The next step of the rhythm only, on either side, inside the
+	// host's run, and a burst of the run's own bytes (within
+	// chainBytes of their median): a host writes the same checkpoint
+	// every time.
+	var vol []float64
+	for _, b := range p.bursts {
+		vol = append(vol, bursts[b].Bytes)
+	}
+	v := median(vol)
+	same := func(b Burst) bool { return match(b) && math.Abs(math.Log(b.Bytes/v)) <= chainBytes }
 	ivNS := int64(p.interval * 1e9)
-	if wb := min(p.run.StartNS-host.StartNS, p.run.StartNS-(first-ivNS-tol)); wb > 0 && continuing(bursts, match, first, p.interval, tol, p.run.StartNS, -wb) > 0 {
+	if wb := min(p.run.StartNS-host.StartNS, p.run.StartNS-(first-ivNS-tol)); wb > 0 && continuing(bursts, same, first, p.interval, tol, p.run.StartNS, -wb) > 0 {
 		return true
 	}
 	wa := min(host.EndNS-p.run.EndNS, last+ivNS+tol-p.run.EndNS)
-	return wa > 0 && continuing(bursts, match, last, p.interval, tol, p.run.EndNS, wa) > 0
+	return wa > 0 && continuing(bursts, same, last, p.interval, tol, p.run.EndNS, wa) > 0
 }
 
 // hostOf returns the job of another application than key that runs

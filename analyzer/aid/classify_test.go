@@ -331,14 +331,15 @@ func TestChanceRhythmsAtMoreRuns(t *testing.T) {
 // TestOutOfScope proves when the scope check puts a periodic run out of
 // scope: two bursts on its rhythm outside it, on one side or one on
 // each side; or one, when another application's job encloses the run
-// and the burst falls inside that job's run. One burst on the rhythm
-// with no host around the run, or beyond the host's end, is a
-// coincidence.
+// and the burst falls inside that job's run at the rhythm's next step
+// with the run's bytes. One burst on the rhythm with no host around
+// the run, beyond the host's end, or of other bytes that the cluster's
+// spread lets match, is a coincidence.
 func TestOutOfScope(t *testing.T) {
 	const s = int64(1e9)
 	const iv = 3600.0
 	o := DefaultOptions()
-	match := func(b Burst) bool { return b.Bytes > 0.9e11 && b.Bytes < 1.1e11 }
+	match := func(b Burst) bool { return b.Bytes > 0.5e11 && b.Bytes < 2e11 }
 	// The run: bursts at 4200, 7800, 11400 s; it lasts from 3000 to
 	// 13000 s.
 	host := &Run{User: "bea", Name: "fusion_b", Nodes: 256, StartNS: 0, EndNS: 16000 * s}
@@ -348,24 +349,31 @@ func TestOutOfScope(t *testing.T) {
 		beyond []int64 // bursts outside the run, s
 		host   *Run
 		want   bool
+		bytes  float64 // of the bursts beyond, when not the run's
 	}{
-		{"nothing beyond", nil, nil, false},
-		{"one before", []int64{600}, nil, false},
-		{"one after", []int64{15000}, nil, false},
-		{"one on each side", []int64{600, 15000}, nil, true},
-		{"one on each side, one step passed over", []int64{600, 18600}, nil, true},
-		{"two after", []int64{15000, 18600}, nil, true},
-		{"one on each side, one off the rhythm", []int64{1400, 15000}, nil, false},
-		{"nothing beyond, in a host", nil, host, false},
-		{"one after, in the host's run", []int64{15000}, host, true},
-		{"one before, in the host's run", []int64{600}, host, true},
-		{"one after, beyond the host's end", []int64{15000}, short, false},
-		{"one after, off the rhythm, in the host's run", []int64{15500}, host, false},
+		{"nothing beyond", nil, nil, false, 0},
+		{"one before", []int64{600}, nil, false, 0},
+		{"one after", []int64{15000}, nil, false, 0},
+		{"one on each side", []int64{600, 15000}, nil, true, 0},
+		{"one on each side, one step passed over", []int64{600, 18600}, nil, true, 0},
+		{"two after", []int64{15000, 18600}, nil, true, 0},
+		{"one on each side, one off the rhythm", []int64{1400, 15000}, nil, false, 0},
+		{"nothing beyond, in a host", nil, host, false, 0},
+		{"one after, in the host's run", []int64{15000}, host, true, 0},
+		{"one before, in the host's run", []int64{600}, host, true, 0},
+		{"one after, beyond the host's end", []int64{15000}, short, false, 0},
+		{"one after, off the rhythm, in the host's run", []int64{15500}, host, false, 0},
+		{"one after, in the host's run, 30% more bytes", []int64{15000}, host, false, 1.3e11},
+		{"one after, a step passed over, in the host's run", []int64{18600}, &Run{StartNS: 0, EndNS: 20000 * s}, false, 0},
+		{"two after, 30% more bytes", []int64{15000, 18600}, nil, true, 1.3e11},
 	}
 	for _, c := range cases {
 		bursts := []Burst{}
-		for _, at := range append([]int64{4200, 7800, 11400}, c.beyond...) {
+		for _, at := range []int64{4200, 7800, 11400} {
 			bursts = append(bursts, Burst{StartNS: at * s, EndNS: (at + 60) * s, Bytes: 1e11})
+		}
+		for _, at := range c.beyond {
+			bursts = append(bursts, Burst{StartNS: at * s, EndNS: (at + 60) * s, Bytes: cmp.Or(c.bytes, 1e11)})
 		}
 		slices.SortFunc(bursts, func(a, b Burst) int { return cmp.Compare(a.StartNS, b.StartNS) })
 		var on []int
