@@ -294,7 +294,7 @@ func TestChanceRhythmsAtMoreRuns(t *testing.T) {
 		for seed := range 20 {
 			rng := rand.New(rand.NewPCG(uint64(seed), uint64(n)))
 			bs := background(rng)
-			a := classifyApp(key, runsAt(rng, n), bs, step, o)
+			a := classifyApp(key, runsAt(rng, n), bs, nil, step, o)
 			switch a.Class {
 			case ClassIOIntensive:
 				intensive++
@@ -319,11 +319,196 @@ func TestChanceRhythmsAtMoreRuns(t *testing.T) {
 			}
 		}
 		slices.SortFunc(bs, func(a, b Burst) int { return cmp.Compare(a.StartNS, b.StartNS) })
-		if classifyApp(key, rs, bs, step, o).Class == ClassIOIntensive {
+		if classifyApp(key, rs, bs, nil, step, o).Class == ClassIOIntensive {
 			found++
 		}
 	}
 	if found < 18 {
 		t.Errorf("an application writing every 350 s in 5 runs found in %d of 20 months, want 18 at least", found)
+	}
+}
+
+// TestOutOfScope proves when the scope check puts a periodic run out of
+// scope: two bursts on its rhythm outside it, on one side or one on
+// each side; or one, when another application's job encloses the run
+// and the burst falls inside that job's run at the rhythm's next step
+// with the run's bytes. One burst on the rhythm with no host around
+// the run, beyond the host's end, or of other bytes that the cluster's
+// spread lets match, is a coincidence.
+func TestOutOfScope(t *testing.T) {
+	const s = int64(1e9)
+	const iv = 3600.0
+	o := DefaultOptions()
+	match := func(b Burst) bool { return b.Bytes > 0.5e11 && b.Bytes < 2e11 }
+	// The run: bursts at 4200, 7800, 11400 s; it lasts from 3000 to
+	// 13000 s.
+	host := &Run{User: "bea", Name: "fusion_b", Nodes: 256, StartNS: 0, EndNS: 16000 * s}
+	short := &Run{User: "bea", Name: "fusion_b", Nodes: 256, StartNS: 2000 * s, EndNS: 14000 * s}
+	cases := []struct {
+		name   string
+		beyond []int64 // bursts outside the run, s
+		host   *Run
+		want   bool
+		bytes  float64 // of the bursts beyond, when not the run's
+	}{
+		{"nothing beyond", nil, nil, false, 0},
+		{"one before", []int64{600}, nil, false, 0},
+		{"one after", []int64{15000}, nil, false, 0},
+		{"one on each side", []int64{600, 15000}, nil, true, 0},
+		{"one on each side, one step passed over", []int64{600, 18600}, nil, true, 0},
+		{"two after", []int64{15000, 18600}, nil, true, 0},
+		{"one on each side, one off the rhythm", []int64{1400, 15000}, nil, false, 0},
+		{"nothing beyond, in a host", nil, host, false, 0},
+		{"one after, in the host's run", []int64{15000}, host, true, 0},
+		{"one before, in the host's run", []int64{600}, host, true, 0},
+		{"one after, beyond the host's end", []int64{15000}, short, false, 0},
+		{"one after, off the rhythm, in the host's run", []int64{15500}, host, false, 0},
+		{"one after, in the host's run, 30% more bytes", []int64{15000}, host, false, 1.3e11},
+		{"one after, a step passed over, in the host's run", []int64{18600}, &Run{StartNS: 0, EndNS: 20000 * s}, false, 0},
+		{"two after, 30% more bytes", []int64{15000, 18600}, nil, true, 1.3e11},
+	}
+	for _, c := range cases {
+		bursts := []Burst{}
+		for _, at := range []int64{4200, 7800, 11400} {
+			bursts = append(bursts, Burst{StartNS: at * s, EndNS: (at + 60) * s, Bytes: 1e11})
+		}
+		for _, at := range c.beyond {
+			bursts = append(bursts, Burst{StartNS: at * s, EndNS: (at + 60) * s, Bytes: cmp.Or(c.bytes, 1e11)})
+		}
+		slices.SortFunc(bursts, func(a, b Burst) int { return cmp.Compare(a.StartNS, b.StartNS) })
+		var on []int
+		for i, b := range bursts {
+			if b.StartNS >= 3000*s && b.StartNS < 13000*s {
+				on = append(on, i)
+			}
+		}
+		p := periodicRun{run: Run{StartNS: 3000 * s, EndNS: 13000 * s}, bursts: on, interval: iv}
+		if got := outOfScope(bursts, match, p, c.host, 5*s, o); got != c.want {
+			t.Errorf("%s: out of scope %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestHostOf proves which job hosts a run: one of another application
+// that starts before it and ends after it, the longest of several.
+func TestHostOf(t *testing.T) {
+	key := appKey{"pig1", "monitor_1", 1}
+	r := Run{User: "pig1", Name: "monitor_1", Nodes: 1, StartNS: 100, EndNS: 200}
+	jobs := []Run{
+		{User: "pig1", Name: "monitor_1", Nodes: 1, StartNS: 0, EndNS: 1000}, // its own application
+		{User: "bea", Name: "a", Nodes: 4, StartNS: 150, EndNS: 1000},        // starts inside it
+		{User: "bea", Name: "b", Nodes: 4, StartNS: 0, EndNS: 190},           // ends inside it
+		{User: "bea", Name: "c", Nodes: 4, StartNS: 90, EndNS: 210},
+		{User: "bea", Name: "d", Nodes: 4, StartNS: 50, EndNS: 400},
+	}
+	if h := hostOf(jobs, key, r); h == nil || h.Name != "d" {
+		t.Errorf("host %+v, want bea/d", h)
+	}
+	if h := hostOf(jobs[:3], key, r); h != nil {
+		t.Errorf("host %+v, want none", h)
+	}
+}
+
+// TestNestedInHourlyHost proves that a light application whose runs
+// all sit inside the runs of an hourly checkpointer, and whose only
+// bursts are the host's, is not taken for an I/O-intensive one, as
+// judged seed 812's pig1/monitor_1 inside bea/fusion_b: runs of 1 to 2
+// hours that see two of the host's three checkpoints (the third an
+// hour after their last, none before; sharedRhythm makes them
+// periodic), and runs of 2.5 hours in longer host runs that see three
+// with one before and one after. The control is a genuine hourly
+// application among other jobs' bursts of its size, about one an hour
+// at random times, every run of which a long foreign job encloses: it
+// is found, although now and then a foreign burst falls on its rhythm
+// just before or after a run, inside the foreign job.
+func TestNestedInHourlyHost(t *testing.T) {
+	const s = int64(1e9)
+	const step = 5 * s
+	const iv = 3600
+	o := DefaultOptions()
+	checkpoint := func(rng *rand.Rand, at int64) Burst {
+		bytes := 1e11 * (0.97 + 0.06*rng.Float64())
+		return Burst{StartNS: at * s, EndNS: (at + 120) * s, Bytes: bytes, Peak: bytes / 100, Rate: bytes / 120, OSTs: 16}
+	}
+	guestKey := appKey{"pig1", "monitor_1", 1}
+	for _, c := range []struct {
+		name               string
+		hostBursts         int
+		fromMin, fromSpan  int64 // s after the host's first checkpoint
+		untilMin, lastSpan int64 // s after the guest's last checkpoint
+	}{
+		{"two checkpoints a run", 3, -1500, 1200, 300, 1800},
+		{"three checkpoints a run", 5, 3000, 400, 300, 1800},
+	} {
+		nested := 0
+		for seed := range 20 {
+			rng := rand.New(rand.NewPCG(uint64(seed), 812))
+			var bs []Burst
+			var guest, jobs []Run
+			for h := range 10 {
+				start := int64(h)*86400 + rng.Int64N(3600)
+				first := start + 1500 + rng.Int64N(600)
+				var at []int64
+				for k := range c.hostBursts {
+					at = append(at, first+int64(k)*iv+rng.Int64N(60))
+					bs = append(bs, checkpoint(rng, at[k]))
+				}
+				jobs = append(jobs, Run{User: "bea", Name: "fusion_b", Nodes: 512, StartNS: start * s, EndNS: (at[len(at)-1] + 600) * s})
+				from := first + c.fromMin + rng.Int64N(c.fromSpan)
+				seen := 2
+				if c.hostBursts == 5 {
+					seen = 3
+				}
+				lastSeen := at[0]
+				for _, a := range at {
+					if a >= from && seen > 0 {
+						lastSeen, seen = a, seen-1
+					}
+				}
+				g := Run{User: guestKey.user, Name: guestKey.name, Nodes: guestKey.nodes, StartNS: from * s, EndNS: (lastSeen + 120 + c.untilMin + rng.Int64N(c.lastSpan)) * s}
+				guest = append(guest, g)
+				jobs = append(jobs, g)
+			}
+			slices.SortFunc(bs, func(a, b Burst) int { return cmp.Compare(a.StartNS, b.StartNS) })
+			if a := classifyApp(guestKey, guest, bs, jobs, step, o); a.Class != ClassNot {
+				nested++
+				t.Logf("%s, seed %d: nested job %s (%d of %d periodic runs out of scope): %s", c.name, seed, a.Class, a.OutOfScope, a.Periodic, a.Reason)
+			}
+		}
+		if nested > 0 {
+			t.Errorf("%s: the nested job is a candidate in %d of 20 draws, want none", c.name, nested)
+		}
+	}
+
+	found := 0
+	for seed := range 20 {
+		rng := rand.New(rand.NewPCG(uint64(seed), 813))
+		// 8 runs of 4.5 hours, a day apart, 5 checkpoints an hour
+		// apart in each; each run inside a foreign job that starts 1
+		// to 3 hours before it and ends 1 to 3 hours after it.
+		var bs []Burst
+		var own, jobs []Run
+		key := appKey{"bea", "fusion_b", 256}
+		for h := range 8 {
+			start := int64(h)*86400 + 4*3600 + rng.Int64N(3600)
+			r := Run{User: key.user, Name: key.name, Nodes: key.nodes, StartNS: start * s, EndNS: (start + 16200) * s}
+			own = append(own, r)
+			jobs = append(jobs, r, Run{User: "u0001", Name: "long", Nodes: 64, StartNS: (start - 3600 - rng.Int64N(7200)) * s, EndNS: (start + 16200 + 3600 + rng.Int64N(7200)) * s})
+			for k := range 5 {
+				bs = append(bs, checkpoint(rng, start+600+int64(k)*iv+rng.Int64N(60)))
+			}
+		}
+		for at := int64(0); at < 8*86400; at += int64(rng.ExpFloat64() * iv) {
+			bs = append(bs, checkpoint(rng, at))
+		}
+		slices.SortFunc(bs, func(a, b Burst) int { return cmp.Compare(a.StartNS, b.StartNS) })
+		if a := classifyApp(key, own, bs, jobs, step, o); a.Class == ClassIOIntensive {
+			found++
+		} else {
+			t.Logf("seed %d: genuine hourly application %s (%d of %d periodic runs out of scope): %s", seed, a.Class, a.OutOfScope, a.Periodic, a.Reason)
+		}
+	}
+	if found < 19 {
+		t.Errorf("the genuine hourly application found in %d of 20 draws, want 19 at least", found)
 	}
 }
