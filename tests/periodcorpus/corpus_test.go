@@ -114,7 +114,8 @@ func measuredPeriod(t testing.TB, dir string, r run) float64 {
 			return nil
 		})
 		s.Close()
-		// A shell that leaves by _exit (dash) leaves its trace without a
+		// The shells of the runs recorded before the library closed
+		// traces in _exit (dash leaves by _exit) left theirs without a
 		// footer; every record before the cut has been read, as the
 		// job's analysis reads them.
 		var cut *tracefmt.TruncatedError
