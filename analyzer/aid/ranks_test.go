@@ -173,7 +173,7 @@ func TestLearnRanksIdentical(t *testing.T) {
 			}
 			gotFiles := files(t, dir)
 			if len(gotFiles) != len(wantFiles) {
-				t.Errorf("%s, %d ranks: files %v, one process %v", c.name, size, names(gotFiles), names(wantFiles))
+				t.Errorf("%s, %d ranks: files %v, one process %v", c.name, size, keys(gotFiles), keys(wantFiles))
 			}
 			for name, b := range wantFiles {
 				if gotFiles[name] != b {
@@ -210,14 +210,6 @@ func files(t *testing.T, dir string) map[string]string {
 	})
 	if err != nil {
 		t.Fatal(err)
-	}
-	return out
-}
-
-func names(m map[string]string) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
 	}
 	return out
 }
