@@ -468,17 +468,7 @@ func (g *Grammar) Append(sym int) {
 	if g.plainRewrite {
 		g.insertAfter(g.last(0), n)
 	} else {
-		// insertAfter(last, n) as join(n, guard) then join(last, n)
-		// would do it: n is new and last is followed by the guard, so
-		// there is no digram to forget and no run of three to index.
-		nodes := g.nodes
-		gd := g.rules[0].guard
-		G, N := &nodes[gd], &nodes[n]
-		last := G.prev
-		N.next = gd
-		G.prev = n
-		nodes[last].next = n
-		N.prev = last
+		g.linkAtEnd(n)
 	}
 	if p := g.nodes[n].prev; !g.nodes[p].guard {
 		g.check(p)
@@ -612,6 +602,17 @@ func (g *Grammar) appendCompleting(sym int32) bool {
 // lookup found a digram to match, match(s, m).
 func (g *Grammar) appendLinked(sym int32, matched bool, s, m int32) {
 	n := g.newNode(sym)
+	g.linkAtEnd(n)
+	if matched {
+		g.match(s, m)
+	}
+}
+
+// linkAtEnd puts the new node n at the start rule's end: what
+// insertAfter(last, n) would do as join(n, guard) then join(last, n), but
+// n is new and last is followed by the guard, so there is no digram to
+// forget and no run of three to index.
+func (g *Grammar) linkAtEnd(n int32) {
 	nodes := g.nodes
 	gd := g.rules[0].guard
 	G, N := &nodes[gd], &nodes[n]
@@ -620,9 +621,6 @@ func (g *Grammar) appendLinked(sym int32, matched bool, s, m int32) {
 	G.prev = n
 	nodes[last].next = n
 	N.prev = last
-	if matched {
-		g.match(s, m)
-	}
 }
 
 // Len returns the number of terminals appended.
