@@ -472,11 +472,7 @@ func (c *Collector) Event(e *tracefmt.Event, dir tracefmt.Direction) {
 			fp = f.proc(p.Index)
 			c.lastFile, c.lastFP = f, fp
 		}
-		at := c.t0 + e.StartNs
-		if f.FirstUnixNs == 0 || at < f.FirstUnixNs {
-			f.FirstUnixNs = at
-		}
-		f.LastUnixNs = max(f.LastUnixNs, c.t0+e.EndNs)
+		c.during(f, e)
 	}
 	if own {
 		var t *Times
@@ -596,16 +592,21 @@ func (c *Collector) Copied(e *tracefmt.Event, path string) {
 	f := c.file(path)
 	fp := f.proc(p.Index)
 	fp.BytesWritten += e.Bytes
-	at := c.t0 + e.StartNs
-	if f.FirstUnixNs == 0 || at < f.FirstUnixNs {
-		f.FirstUnixNs = at
-	}
-	f.LastUnixNs = max(f.LastUnixNs, c.t0+e.EndNs)
+	c.during(f, e)
 	if e.Layer == tracefmt.LayerPOSIX || e.Layer == "" {
 		written := *e
 		written.Offset = tracefmt.NoOffset
 		c.request(&f.Write, 1, fp, &written)
 	}
+}
+
+// during widens the file's time span to take in the call e.
+func (c *Collector) during(f *File, e *tracefmt.Event) {
+	at := c.t0 + e.StartNs
+	if f.FirstUnixNs == 0 || at < f.FirstUnixNs {
+		f.FirstUnixNs = at
+	}
+	f.LastUnixNs = max(f.LastUnixNs, c.t0+e.EndNs)
 }
 
 // access counts a POSIX data call as a file-system request.
