@@ -208,6 +208,20 @@ func (m *Model) processSuccessorFallback(out []Prediction, base int) {
 	}
 }
 
+// closedData tells whether p is a data call on a file that is not open:
+// its thread closed it (a reader whose job ended, in fio), and no read or
+// write can come on it before an open. The thread's lane still names its
+// loop's next read, with the weight its recent calls gave it, so the bet
+// on it is not one to trust over the previous call's file, however often
+// bets on that thread were right while it ran.
+func (m *Model) closedData(p *Prediction) bool {
+	if p.Offset == tracefmt.NoOffset || p.Path == "" {
+		return false
+	}
+	_, open := m.files[p.Path]
+	return !open
+}
+
 // threadFileFallback gives the first of the merged candidates the file of
 // the process's previous call while that has been right more often than
 // the candidates' own (a thread reading a status file line by line beside
@@ -226,7 +240,9 @@ func (m *Model) processSuccessorFallback(out []Prediction, base int) {
 // more often, not on a tie (each of four fio runs lost the call that would
 // have proved it). It yields to the likeliest candidate on the previous
 // call's file when there is one, moved first whole (its own call, offset
-// and size; the bet stays among the candidates), else as below.
+// and size; the bet stays among the candidates), else as below. A first
+// candidate that is a data call on a file not open (closedData) yields
+// whatever the scores say.
 func (m *Model) threadFileFallback(out []Prediction, switching bool) {
 	if m.opt.NoFallback {
 		return
@@ -234,11 +250,14 @@ func (m *Model) threadFileFallback(out []Prediction, switching bool) {
 	p := &out[0]
 	m.pendingPath, m.pendingFile, m.pendingSwitch = p.Path, true, switching
 	prev := m.procPrevPath
+	if prev == "" || p.Path == prev {
+		return
+	}
 	useBase := m.threadFile[0].useBase()
 	if switching {
 		useBase = m.threadFile[1].preferBase(false)
 	}
-	if !useBase || prev == "" || p.Path == prev {
+	if !useBase && !m.closedData(p) {
 		return
 	}
 	if switching {

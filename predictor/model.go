@@ -701,6 +701,13 @@ func (w *walker) next(s int, prob float64) Prediction {
 		var certain, fromStream bool
 		if t != nil {
 			p.Offset, certain = t.Offsets.predict(f.end, f.fresh, transAhead)
+			// With several threads, a transition seen once may have been
+			// another thread's call through the same call site, on its
+			// own file (fio's random reader's first read after its
+			// open, named for the checkpoint file's first write): one
+			// occurrence does not make the table certain, as it does
+			// not let OffArb score it.
+			certain = certain && (t.Count > 1 || len(m.lanes) < 2)
 		} else {
 			p.Offset = transform{}.apply(f.end, f.fresh)
 		}
