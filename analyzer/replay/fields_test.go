@@ -211,6 +211,11 @@ func TestRecordedTracesNeverBelowBaseline(t *testing.T) {
 						t.Errorf("%s run %d: %s %.4f below the baseline's %.4f (%s), %d calls scored",
 							filepath.Base(path), run+1, f.Field, f.Model, f.BaselineValue, f.Baseline, f.Scored)
 					}
+					// A first run's model cannot beat the best a first
+					// run could do: the bound must be one.
+					if b := f.FirstRunBound; run == 0 && b != nil && f.Model > *b {
+						t.Errorf("%s run 1: %s %.4f above its first-run bound %.4f", filepath.Base(path), f.Field, f.Model, *b)
+					}
 					if f.HigherIsBetter && f.Steady != nil && *f.Steady < *f.SteadyBaseline {
 						t.Errorf("%s run %d: steady phase (from step %d, %d steps): %s %.4f below the baseline's %.4f (%s)",
 							filepath.Base(path), run+1, rep.Steady.From, rep.Steady.Steps, f.Field, *f.Steady, *f.SteadyBaseline, f.Baseline)
@@ -520,5 +525,45 @@ func TestOnceSeenOffsetNotCertain(t *testing.T) {
 	}
 	if f := ev.Report().Fields[2]; !f.AtLeastBaseline() {
 		t.Errorf("offsets %.4f below contiguous %.4f", f.Model, f.BaselineValue)
+	}
+}
+
+// TestFirstRunBound proves what the size bound counts: sizes that grow by
+// a constant step are all possible after the first two (the trend), a
+// size seen before on any file is possible, and sizes drawn fresh at
+// random (formatted data, as LAMMPS's dumps) are not; and that the model
+// never beats the bound on such runs.
+func TestFirstRunBound(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 3))
+	for _, c := range []struct {
+		name string
+		size func(i int) int64
+		min  float64
+		max  float64
+	}{
+		{"trend", func(i int) int64 { return 1000 + 37*int64(i) }, 0.97, 1},
+		{"two sizes", func(i int) int64 { return 512 << (i % 2) }, 0.97, 1},
+		{"fresh", func(int) int64 { return 1_000_000 + r.Int64N(1_000_000) }, 0, 0.05},
+	} {
+		var s stream
+		var off int64
+		for i := range 100 {
+			size := c.size(i)
+			s.add(1, "write", "dump", off, size, 1000)
+			off += size
+		}
+		rep, _ := Events(s.events, Options{})
+		f := rep.Fields[3]
+		if f.FirstRunBound == nil {
+			t.Fatalf("%s: no bound", c.name)
+		}
+		b := *f.FirstRunBound
+		t.Logf("%s: sizes %.4f, bound %.4f", c.name, f.Model, b)
+		if b < c.min || b > c.max {
+			t.Errorf("%s: bound %.4f, want %.2f to %.2f", c.name, b, c.min, c.max)
+		}
+		if f.Model > b {
+			t.Errorf("%s: model %.4f above the bound %.4f", c.name, f.Model, b)
+		}
 	}
 }
