@@ -93,9 +93,20 @@ func (m *Model) laneCandidates(one func() []Prediction) []Prediction {
 	// candidate, which the stable sort below puts first among its
 	// copies.
 	procPrev, base, baseLane, baseProb := m.prev, -1, -1, 0.0
+	var want *symbol
+	var cross bool
 	if !m.opt.NoFallback && procPrev >= 0 {
 		base = int(m.syms[procPrev].ProcNext) - 1
+		if base >= 0 {
+			want, cross = m.syms[base], m.syms[procPrev].ProcNextCross
+		}
 	}
+	// Of base's copies (one per lane that names its call), the one to
+	// put first: never one on a file that is not open (see closedData);
+	// one of the thread the process successor was counted for (the
+	// previous call's thread, or another one when it was counted across
+	// threads), else the likeliest.
+	baseRank, basePath := 0, ""
 	var lastEnd int64
 	for i := range m.lanes {
 		lastEnd = max(lastEnd, m.lanes[i].prevEndNs)
@@ -116,8 +127,14 @@ func (m *Model) laneCandidates(one func() []Prediction) []Prediction {
 			if topLane < 0 || p.Probability > topProb {
 				topLane, topProb = i, p.Probability
 			}
-			if base >= 0 && (baseLane < 0 || p.Probability > baseProb) && p.Ctx == m.syms[base].Ctx && p.Op == m.syms[base].Op {
-				baseLane, baseProb = i, p.Probability
+			if want != nil && p.Ctx == want.Ctx && p.Op == want.Op && !m.closedData(&p) {
+				rank := 0
+				if (i != cur) == cross {
+					rank++
+				}
+				if baseLane < 0 || rank > baseRank || (rank == baseRank && p.Probability > baseProb) {
+					baseLane, baseProb, baseRank, basePath = i, p.Probability, rank, p.Path
+				}
 			}
 			out = append(out, p)
 		}
@@ -148,7 +165,7 @@ func (m *Model) laneCandidates(one func() []Prediction) []Prediction {
 		}
 		m.threadFileFallback(out, topLane != cur)
 		if base >= 0 {
-			m.scoreProcessSuccessor(out, procPrev, base, baseLane, topLane, cur)
+			m.scoreProcessSuccessor(out, procPrev, base, baseLane, topLane, cur, basePath, !cross && baseLane != cur)
 		}
 	}
 	return out
@@ -167,7 +184,7 @@ func (m *Model) laneCandidates(one func() []Prediction) []Prediction {
 // has seen it (fio's checkpoint burst after the disk-usage thread's poll,
 // and the poll's next call after a random reader's reads: each first run
 // lost the call that would have proved it).
-func (m *Model) scoreProcessSuccessor(out []Prediction, procPrev, base, baseLane, topLane, cur int) {
+func (m *Model) scoreProcessSuccessor(out []Prediction, procPrev, base, baseLane, topLane, cur int, basePath string, ownFile bool) {
 	top := m.pending
 	if top >= 0 && (out[0].Ctx != m.syms[top].Ctx || out[0].Op != m.syms[top].Op) {
 		top, topLane = -1, cur
@@ -181,7 +198,7 @@ func (m *Model) scoreProcessSuccessor(out []Prediction, procPrev, base, baseLane
 	}
 	m.pendingProc, m.pendingTop, m.pendingBase = true, top, base
 	if baseLane >= 0 && top != base && m.syms[procPrev].ProcArb.preferBase(baseLane == topLane) {
-		m.processSuccessorFallback(out, base)
+		m.processSuccessorFallback(out, base, basePath, ownFile)
 		m.pending = base
 	}
 }
@@ -195,12 +212,25 @@ func (m *Model) scoreProcessSuccessor(out []Prediction, procPrev, base, baseLane
 // disk-usage thread reading /sys/block/*/stat) has its own next call,
 // another poll, for its lane's first candidate, and a weight that its
 // three calls just raised, while the other thread's burst comes next.
-func (m *Model) processSuccessorFallback(out []Prediction, base int) {
+//
+// ownFile tells that the successor was counted within the previous call's
+// thread while the copy moved is another thread's (the previous call's
+// own lane names another call): the call is the successor's, but its
+// file is the previous call's, with no offset (the copy's offset is for
+// another file), as threadFileFallback does.
+func (m *Model) processSuccessorFallback(out []Prediction, base int, path string, ownFile bool) {
 	want := m.syms[base]
 	for i := 1; i < len(out); i++ {
-		if out[i].Ctx == want.Ctx && out[i].Op == want.Op {
+		if out[i].Ctx == want.Ctx && out[i].Op == want.Op && out[i].Path == path {
 			c := out[i]
 			c.Fallback |= FieldContext
+			if prev := m.procPrevPath; ownFile && prev != "" && c.Path != prev {
+				c.Path, c.FileID, c.Offset = prev, 0, tracefmt.NoOffset
+				c.Fallback |= FieldFile
+				if fs := m.files[prev]; fs != nil {
+					c.FileID = fs.id
+				}
+			}
 			copy(out[1:i+1], out[:i])
 			out[0] = c
 			return
