@@ -188,10 +188,8 @@ type fileState struct {
 	streamArb arbiter
 	// nextOffArb scores NextOffset's answers from the candidates against
 	// contiguous access, at the file's next data call after each answer
-	// (pendOff and pendBase, while pending).
-	nextOffArb        arbiter
-	pendOff, pendBase int64
-	pending           bool
+	// (Model.offAsked).
+	nextOffArb arbiter
 }
 
 // newFile returns the state of a newly seen file, dropping the least
@@ -205,6 +203,9 @@ func (m *Model) newFile(id uint32) *fileState {
 			if first || f.used < oldestUse || (f.used == oldestUse && p < oldest) {
 				oldest, oldestUse, first = p, f.used, false
 			}
+		}
+		if m.offAsked == m.files[oldest] {
+			m.offAsked = nil
 		}
 		delete(m.files, oldest)
 		m.runCache.file = nil
@@ -250,11 +251,17 @@ type Model struct {
 	// merged candidates (pendingPath, when pendingFile) against it: [0]
 	// where that candidate is the previous call's thread's, [1] where it
 	// is another thread's (pendingSwitch; see threadFileFallback).
-	procPrevPath  string
-	threadFile    [2]arbiter
-	pendingPath   string
-	pendingFile   bool
-	pendingSwitch bool
+	// offAsked is the file of NextOffset's latest answer from the
+	// candidates, offAskedOff that answer and offAskedBase contiguous
+	// access, to be scored at the file's next data call (nil once scored,
+	// or when they agree).
+	offAsked                  *fileState
+	offAskedOff, offAskedBase int64
+	procPrevPath              string
+	threadFile                [2]arbiter
+	pendingPath               string
+	pendingFile               bool
+	pendingSwitch             bool
 	// pendingProc tells that the merged candidates' first symbol
 	// (pendingTop, before processSuccessorFallback) and the process
 	// successor (pendingBase) are to be scored at the next event.
@@ -322,7 +329,7 @@ func (m *Model) resetRun() {
 	m.freshSize, m.hasFreshSize = 0, false
 	m.delayArb = delayErrors{}
 	m.procPrevPath, m.threadFile, m.pendingFile = "", [2]arbiter{}, false
-	m.pendingProc = false
+	m.pendingProc, m.offAsked = false, nil
 	m.newTransFile, m.topFile = arbiter{}, arbiter{}
 	m.closedSizes = map[string]int64{}
 	m.pending = -1
@@ -532,9 +539,9 @@ func (m *Model) Observe(e *tracefmt.Event) {
 		}
 		switch {
 		case hasOffset:
-			if fs.pending {
-				fs.nextOffArb.record(fs.pendOff == e.Offset, fs.pendBase == e.Offset)
-				fs.pending = false
+			if m.offAsked == fs {
+				fs.nextOffArb.record(m.offAskedOff == e.Offset, m.offAskedBase == e.Offset)
+				m.offAsked = nil
 			}
 			contiguous := transform{}.apply(fs.end, fs.fresh)
 			if fs.fresh {
@@ -563,6 +570,9 @@ func (m *Model) Observe(e *tracefmt.Event) {
 				m.rememberSize(path, fs.lastSize)
 			}
 			delete(m.files, path)
+			if m.offAsked == fs {
+				m.offAsked = nil
+			}
 			if m.runCache.filePath == path {
 				m.runCache.file = nil
 			}
@@ -1136,8 +1146,12 @@ func (m *Model) NextOffset(path string) int64 {
 			return off
 		}
 		c := transform{}.apply(fs.end, fs.fresh)
-		fs.pendOff, fs.pendBase, fs.pending = off, c, off != c
-		if off != c && fs.nextOffArb.useBase() {
+		m.offAsked = nil
+		if off == c {
+			return off
+		}
+		m.offAsked, m.offAskedOff, m.offAskedBase = fs, off, c
+		if fs.nextOffArb.useBase() {
 			return c
 		}
 		return off
