@@ -270,9 +270,9 @@ func (m *Model) closedData(p *Prediction) bool {
 // more often, not on a tie (each of four fio runs lost the call that would
 // have proved it). It yields to the likeliest candidate on the previous
 // call's file when there is one, moved first whole (its own call, offset
-// and size; the bet stays among the candidates), else as below. A first
-// candidate that is a data call on a file not open (closedData) yields
-// whatever the scores say.
+// and size; the bet stays among the candidates), else as below. A bet on
+// a change of thread that is a data call on a file not open (closedData)
+// yields whatever the scores say.
 func (m *Model) threadFileFallback(out []Prediction, switching bool) {
 	if m.opt.NoFallback {
 		return
@@ -287,7 +287,7 @@ func (m *Model) threadFileFallback(out []Prediction, switching bool) {
 	if switching {
 		useBase = m.threadFile[1].preferBase(false)
 	}
-	if !useBase && !m.closedData(p) {
+	if !useBase && !(switching && m.closedData(p)) {
 		return
 	}
 	if switching {
