@@ -151,11 +151,12 @@ func (m *Model) noteSuccessor(from *symbol, to int, t *transition) {
 }
 
 // noteProcSuccessor records that symbol to came right after this one in
-// the process for the n-th time, keeping the most frequent (the latest on
-// ties, as noteSuccessor does).
-func (s *symbol) noteProcSuccessor(to int, n uint64) {
+// the process for the n-th time, within the thread or across threads
+// (cross), keeping the most frequent (the latest on ties, as
+// noteSuccessor does).
+func (s *symbol) noteProcSuccessor(to int, n uint64, cross bool) {
 	if n >= s.ProcNextN {
-		s.ProcNext, s.ProcNextN = int32(to)+1, n
+		s.ProcNext, s.ProcNextN, s.ProcNextCross = int32(to)+1, n, cross
 	}
 }
 
@@ -182,7 +183,7 @@ func (s *symbol) noteCross(to int) {
 		c := &s.Cross[i]
 		if c.To == int32(to) {
 			c.N++
-			s.noteProcSuccessor(to, c.N)
+			s.noteProcSuccessor(to, c.N, true)
 			return
 		}
 		if least < 0 || c.N < s.Cross[least].N {
@@ -191,13 +192,13 @@ func (s *symbol) noteCross(to int) {
 	}
 	if len(s.Cross) < maxCross {
 		s.Cross = append(s.Cross, crossCount{int32(to), 1})
-		s.noteProcSuccessor(to, 1)
+		s.noteProcSuccessor(to, 1, true)
 		return
 	}
 	c := &s.Cross[least]
 	c.To = int32(to)
 	c.N++
-	s.noteProcSuccessor(to, c.N)
+	s.noteProcSuccessor(to, c.N, true)
 }
 
 // successor is the context baseline after symbol s: the symbol that most

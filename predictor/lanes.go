@@ -93,9 +93,20 @@ func (m *Model) laneCandidates(one func() []Prediction) []Prediction {
 	// candidate, which the stable sort below puts first among its
 	// copies.
 	procPrev, base, baseLane, baseProb := m.prev, -1, -1, 0.0
+	var want *symbol
+	var cross bool
 	if !m.opt.NoFallback && procPrev >= 0 {
 		base = int(m.syms[procPrev].ProcNext) - 1
+		if base >= 0 {
+			want, cross = m.syms[base], m.syms[procPrev].ProcNextCross
+		}
 	}
+	// Of base's copies (one per lane that names its call), the one to
+	// put first: never one on a file that is not open (see closedData);
+	// one of the thread the process successor was counted for (the
+	// previous call's thread, or another one when it was counted across
+	// threads), else the likeliest.
+	baseRank, basePath := 0, ""
 	var lastEnd int64
 	for i := range m.lanes {
 		lastEnd = max(lastEnd, m.lanes[i].prevEndNs)
@@ -116,8 +127,14 @@ func (m *Model) laneCandidates(one func() []Prediction) []Prediction {
 			if topLane < 0 || p.Probability > topProb {
 				topLane, topProb = i, p.Probability
 			}
-			if base >= 0 && (baseLane < 0 || p.Probability > baseProb) && p.Ctx == m.syms[base].Ctx && p.Op == m.syms[base].Op {
-				baseLane, baseProb = i, p.Probability
+			if want != nil && p.Ctx == want.Ctx && p.Op == want.Op && !m.closedData(&p) {
+				rank := 0
+				if (i != cur) == cross {
+					rank++
+				}
+				if baseLane < 0 || rank > baseRank || (rank == baseRank && p.Probability > baseProb) {
+					baseLane, baseProb, baseRank, basePath = i, p.Probability, rank, p.Path
+				}
 			}
 			out = append(out, p)
 		}
@@ -148,7 +165,7 @@ func (m *Model) laneCandidates(one func() []Prediction) []Prediction {
 		}
 		m.threadFileFallback(out, topLane != cur)
 		if base >= 0 {
-			m.scoreProcessSuccessor(out, procPrev, base, baseLane, topLane, cur)
+			m.scoreProcessSuccessor(out, procPrev, base, baseLane, topLane, cur, basePath, !cross && baseLane != cur)
 		}
 	}
 	return out
@@ -167,7 +184,7 @@ func (m *Model) laneCandidates(one func() []Prediction) []Prediction {
 // has seen it (fio's checkpoint burst after the disk-usage thread's poll,
 // and the poll's next call after a random reader's reads: each first run
 // lost the call that would have proved it).
-func (m *Model) scoreProcessSuccessor(out []Prediction, procPrev, base, baseLane, topLane, cur int) {
+func (m *Model) scoreProcessSuccessor(out []Prediction, procPrev, base, baseLane, topLane, cur int, basePath string, ownFile bool) {
 	top := m.pending
 	if top >= 0 && (out[0].Ctx != m.syms[top].Ctx || out[0].Op != m.syms[top].Op) {
 		top, topLane = -1, cur
@@ -181,7 +198,7 @@ func (m *Model) scoreProcessSuccessor(out []Prediction, procPrev, base, baseLane
 	}
 	m.pendingProc, m.pendingTop, m.pendingBase = true, top, base
 	if baseLane >= 0 && top != base && m.syms[procPrev].ProcArb.preferBase(baseLane == topLane) {
-		m.processSuccessorFallback(out, base)
+		m.processSuccessorFallback(out, base, basePath, ownFile)
 		m.pending = base
 	}
 }
@@ -195,17 +212,44 @@ func (m *Model) scoreProcessSuccessor(out []Prediction, procPrev, base, baseLane
 // disk-usage thread reading /sys/block/*/stat) has its own next call,
 // another poll, for its lane's first candidate, and a weight that its
 // three calls just raised, while the other thread's burst comes next.
-func (m *Model) processSuccessorFallback(out []Prediction, base int) {
+//
+// ownFile tells that the successor was counted within the previous call's
+// thread while the copy moved is another thread's (the previous call's
+// own lane names another call): the call is the successor's, but its
+// file is the previous call's, with no offset (the copy's offset is for
+// another file), as threadFileFallback does.
+func (m *Model) processSuccessorFallback(out []Prediction, base int, path string, ownFile bool) {
 	want := m.syms[base]
 	for i := 1; i < len(out); i++ {
-		if out[i].Ctx == want.Ctx && out[i].Op == want.Op {
+		if out[i].Ctx == want.Ctx && out[i].Op == want.Op && out[i].Path == path {
 			c := out[i]
 			c.Fallback |= FieldContext
+			if prev := m.procPrevPath; ownFile && prev != "" && c.Path != prev {
+				c.Path, c.FileID, c.Offset = prev, 0, tracefmt.NoOffset
+				c.Fallback |= FieldFile
+				if fs := m.files[prev]; fs != nil {
+					c.FileID = fs.id
+				}
+			}
 			copy(out[1:i+1], out[:i])
 			out[0] = c
 			return
 		}
 	}
+}
+
+// closedData tells whether p is a data call on a file that is not open:
+// its thread closed it (a reader whose job ended, in fio), and no read or
+// write can come on it before an open. The thread's lane still names its
+// loop's next read, with the weight its recent calls gave it, so the bet
+// on it is not one to trust over the previous call's file, however often
+// bets on that thread were right while it ran.
+func (m *Model) closedData(p *Prediction) bool {
+	if p.Offset == tracefmt.NoOffset || p.Path == "" {
+		return false
+	}
+	_, open := m.files[p.Path]
+	return !open
 }
 
 // threadFileFallback gives the first of the merged candidates the file of
@@ -226,7 +270,9 @@ func (m *Model) processSuccessorFallback(out []Prediction, base int) {
 // more often, not on a tie (each of four fio runs lost the call that would
 // have proved it). It yields to the likeliest candidate on the previous
 // call's file when there is one, moved first whole (its own call, offset
-// and size; the bet stays among the candidates), else as below.
+// and size; the bet stays among the candidates), else as below. A bet on
+// a change of thread that is a data call on a file not open (closedData)
+// yields whatever the scores say.
 func (m *Model) threadFileFallback(out []Prediction, switching bool) {
 	if m.opt.NoFallback {
 		return
@@ -234,11 +280,14 @@ func (m *Model) threadFileFallback(out []Prediction, switching bool) {
 	p := &out[0]
 	m.pendingPath, m.pendingFile, m.pendingSwitch = p.Path, true, switching
 	prev := m.procPrevPath
+	if prev == "" || p.Path == prev {
+		return
+	}
 	useBase := m.threadFile[0].useBase()
 	if switching {
 		useBase = m.threadFile[1].preferBase(false)
 	}
-	if !useBase || prev == "" || p.Path == prev {
+	if !useBase && !(switching && m.closedData(p)) {
 		return
 	}
 	if switching {

@@ -140,9 +140,13 @@ type symbol struct {
 	// processSuccessorFallback). Counted only while the process has
 	// several threads (with one, the process's successor is Next), and
 	// for the current run only.
-	ProcNext  int32   `msgpack:"-"`
-	ProcNextN uint64  `msgpack:"-"`
-	ProcArb   arbiter `msgpack:"-"`
+	// ProcNextCross tells whether those ProcNextN times were counted
+	// across threads (another thread's call came next) rather than
+	// within the thread.
+	ProcNext      int32   `msgpack:"-"`
+	ProcNextN     uint64  `msgpack:"-"`
+	ProcNextCross bool    `msgpack:"-"`
+	ProcArb       arbiter `msgpack:"-"`
 	// Cross counts the calls of other threads that came right after this
 	// one (the process successor's counts across threads; the lanes'
 	// transitions count those within one, ProcCount), at most maxCross.
@@ -182,6 +186,10 @@ type fileState struct {
 	// streamArb scores the access pattern's predictions against
 	// contiguous access.
 	streamArb arbiter
+	// nextOffArb scores NextOffset's answers from the candidates against
+	// contiguous access, at the file's next data call after each answer
+	// (Model.offAsked).
+	nextOffArb arbiter
 }
 
 // newFile returns the state of a newly seen file, dropping the least
@@ -195,6 +203,9 @@ func (m *Model) newFile(id uint32) *fileState {
 			if first || f.used < oldestUse || (f.used == oldestUse && p < oldest) {
 				oldest, oldestUse, first = p, f.used, false
 			}
+		}
+		if m.offAsked == m.files[oldest] {
+			m.offAsked = nil
 		}
 		delete(m.files, oldest)
 		m.runCache.file = nil
@@ -240,11 +251,17 @@ type Model struct {
 	// merged candidates (pendingPath, when pendingFile) against it: [0]
 	// where that candidate is the previous call's thread's, [1] where it
 	// is another thread's (pendingSwitch; see threadFileFallback).
-	procPrevPath  string
-	threadFile    [2]arbiter
-	pendingPath   string
-	pendingFile   bool
-	pendingSwitch bool
+	// offAsked is the file of NextOffset's latest answer from the
+	// candidates, offAskedOff that answer and offAskedBase contiguous
+	// access, to be scored at the file's next data call (nil once scored,
+	// or when they agree).
+	offAsked                  *fileState
+	offAskedOff, offAskedBase int64
+	procPrevPath              string
+	threadFile                [2]arbiter
+	pendingPath               string
+	pendingFile               bool
+	pendingSwitch             bool
 	// pendingProc tells that the merged candidates' first symbol
 	// (pendingTop, before processSuccessorFallback) and the process
 	// successor (pendingBase) are to be scored at the next event.
@@ -312,7 +329,7 @@ func (m *Model) resetRun() {
 	m.freshSize, m.hasFreshSize = 0, false
 	m.delayArb = delayErrors{}
 	m.procPrevPath, m.threadFile, m.pendingFile = "", [2]arbiter{}, false
-	m.pendingProc = false
+	m.pendingProc, m.offAsked = false, nil
 	m.newTransFile, m.topFile = arbiter{}, arbiter{}
 	m.closedSizes = map[string]int64{}
 	m.pending = -1
@@ -489,7 +506,7 @@ func (m *Model) Observe(e *tracefmt.Event) {
 		m.noteSuccessor(m.syms[m.prev], s, t)
 		if !switched && len(m.lanes) > 1 {
 			t.ProcCount++
-			m.syms[m.prev].noteProcSuccessor(s, t.ProcCount)
+			m.syms[m.prev].noteProcSuccessor(s, t.ProcCount, false)
 		}
 		t.Gap.Add(float64(gap))
 		m.lastGap, m.haveGap = gap, true
@@ -522,6 +539,10 @@ func (m *Model) Observe(e *tracefmt.Event) {
 		}
 		switch {
 		case hasOffset:
+			if m.offAsked == fs {
+				fs.nextOffArb.record(m.offAskedOff == e.Offset, m.offAskedBase == e.Offset)
+				m.offAsked = nil
+			}
 			contiguous := transform{}.apply(fs.end, fs.fresh)
 			if fs.fresh {
 				m.freshSize, m.hasFreshSize = e.Size, true
@@ -549,6 +570,9 @@ func (m *Model) Observe(e *tracefmt.Event) {
 				m.rememberSize(path, fs.lastSize)
 			}
 			delete(m.files, path)
+			if m.offAsked == fs {
+				m.offAsked = nil
+			}
 			if m.runCache.filePath == path {
 				m.runCache.file = nil
 			}
@@ -701,6 +725,15 @@ func (w *walker) next(s int, prob float64) Prediction {
 		var certain, fromStream bool
 		if t != nil {
 			p.Offset, certain = t.Offsets.predict(f.end, f.fresh, transAhead)
+			// With several threads, a transition seen once may have been
+			// another thread's call through the same call site, on its
+			// own file (fio's random reader's first read after its
+			// open, named for the checkpoint file's first write): one
+			// occurrence on another file does not make the table
+			// certain, as it does not let OffArb score it. (On the same
+			// file it may: fio repeats its random offsets from run to
+			// run, which a loaded model knows.)
+			certain = certain && (t.Count > 1 || len(m.lanes) < 2 || t.Files.LastPath == path)
 		} else {
 			p.Offset = transform{}.apply(f.end, f.fresh)
 		}
@@ -1087,6 +1120,16 @@ func (m *Model) Summary() map[string]any {
 // it is certain, else where the latest call on the file ended (0 for a file
 // not open). Prefetchers that know which file they serve want this even
 // when the next context is unknown.
+//
+// A candidate's offset is right for its own call, and the tables' arbiters
+// judge it there; but the next call on the file may be another one. Where
+// the file's calls follow each other in an order no table foresees (fio's
+// mix of reads and writes, each continuing its own run of blocks), the
+// candidate names the wrong call and its offset misses where contiguous
+// access, right whenever the same call repeats, does not. So each answer
+// from the candidates is scored against contiguous access at the file's
+// next data call, and while contiguous access has been right more often
+// on the file, it is the answer (only for a process that asks).
 func (m *Model) NextOffset(path string) int64 {
 	best, found := 0.0, false
 	var off int64
@@ -1097,10 +1140,22 @@ func (m *Model) NextOffset(path string) int64 {
 			}
 		}
 	}
+	fs := m.files[path]
 	if found {
+		if fs == nil || m.opt.NoFallback {
+			return off
+		}
+		c := transform{}.apply(fs.end, fs.fresh)
+		m.offAsked = nil
+		if off == c {
+			return off
+		}
+		m.offAsked, m.offAskedOff, m.offAskedBase = fs, off, c
+		if fs.nextOffArb.useBase() {
+			return c
+		}
 		return off
 	}
-	fs := m.files[path]
 	if fs == nil {
 		return 0
 	}

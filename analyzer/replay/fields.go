@@ -35,6 +35,17 @@ type FieldScore struct {
 	// calls that tell the two apart (see SignP).
 	ModelOnly    int `json:"model_only,omitempty"`
 	BaselineOnly int `json:"baseline_only,omitempty"`
+	// FirstRunBound, for context and size, is the share of calls that a
+	// predictor starting without a model could get right at best: for
+	// context, the calls whose context appeared before in the run; for
+	// size, those whose size appeared before in the run, continues the
+	// linear trend of the file's or the context's last two sizes, or is
+	// the mean of the context's sizes (see sizeOracle). A size never seen
+	// and off every trend (LAMMPS's formatted dumps) is data no rule
+	// foresees. A model loaded from an earlier run (IOPRED_MODEL) is not
+	// bound by it; SteadyFirstRunBound is the same over the steady phase.
+	FirstRunBound       *float64 `json:"first_run_bound,omitempty"`
+	SteadyFirstRunBound *float64 `json:"steady_first_run_bound,omitempty"`
 }
 
 // SignP is, for a field judged by hits, the chance that a model exactly
@@ -119,6 +130,7 @@ type fieldSums struct {
 	sizeN                 int
 	sizeModel, sizeBase   float64
 	sizeFallback          int
+	sizePossible          int
 	delayN                int
 	delayModel, delayBase float64
 	delayFallback         int
@@ -148,6 +160,73 @@ type baselines struct {
 	lastSize map[string]int64
 	lastGap  float64
 	haveGap  bool
+	sizes    sizeOracle
+}
+
+// sizeOracle decides, for FieldScore.FirstRunBound, which sizes a
+// predictor without an earlier run's model could have named: a size that
+// any data call of the run had before (a predictor may carry a size from
+// one file or call to another, as the model's size for a newly opened
+// file does), one that continues the linear trend of the last two sizes
+// on the same file or in the same context (last + (last - prev)), and the
+// rounded mean of the context's sizes so far (what the model names for a
+// context whose sizes vary too much for its table).
+type sizeOracle struct {
+	seen   map[int64]struct{}
+	full   bool
+	byFile map[string]*sizeTrend
+	byCtx  map[ctxKey]*sizeTrend
+}
+
+// maxKeptSizes bounds the distinct sizes the oracle keeps: past that
+// every size counts as possible, so that the bound stays a bound while
+// the evaluation's memory stays bounded.
+const maxKeptSizes = 4096
+
+// sizeTrend is the last two sizes of a file or context and their sum.
+type sizeTrend struct {
+	last, prev int64
+	n          int
+	sum        float64
+}
+
+func (h *sizeTrend) possible(size int64) bool {
+	return h != nil && h.n >= 2 && (size == 2*h.last-h.prev || size == int64(h.sum/float64(h.n)+0.5))
+}
+
+func (h *sizeTrend) add(size int64) {
+	h.prev, h.last = h.last, size
+	h.n++
+	h.sum += float64(size)
+}
+
+// observe tells whether a size was possible for the data call on path in
+// context k, then records it.
+func (o *sizeOracle) observe(path string, k ctxKey, size int64) bool {
+	if o.seen == nil {
+		o.seen, o.byFile, o.byCtx = map[int64]struct{}{}, map[string]*sizeTrend{}, map[ctxKey]*sizeTrend{}
+	}
+	f, c := o.byFile[path], o.byCtx[k]
+	_, seen := o.seen[size]
+	ok := seen || o.full || f.possible(size) || c.possible(size)
+	if f == nil {
+		f = &sizeTrend{}
+		o.byFile[path] = f
+	}
+	if c == nil {
+		c = &sizeTrend{}
+		o.byCtx[k] = c
+	}
+	f.add(size)
+	c.add(size)
+	if !seen {
+		if len(o.seen) >= maxKeptSizes {
+			o.full = true
+		} else {
+			o.seen[size] = struct{}{}
+		}
+	}
+	return ok
 }
 
 type ctxKey struct {
@@ -231,6 +310,9 @@ func (ev *Evaluator) scoreFields(e *tracefmt.Event, cands []predictor.Prediction
 			f.sizeBase++
 		}
 		f.discord(3, modelHit, ok && last == e.Size)
+		if b.sizes.observe(path, key, e.Size) {
+			f.sizePossible++
+		}
 		if top != nil && top.Path == path && top.Fallback&predictor.FieldSize != 0 {
 			f.sizeFallback++
 		}
@@ -362,6 +444,9 @@ func (ev *Evaluator) fieldScores() ([]FieldScore, *SteadyPhase) {
 	for i := range f.modelOnly {
 		out[i].ModelOnly, out[i].BaselineOnly = f.modelOnly[i], f.baseOnly[i]
 	}
+	ctxBound := share(float64(ev.events-len(ev.snaps)), ev.events)
+	sizeBound := share(float64(f.sizePossible), f.sizeN)
+	out[0].FirstRunBound, out[3].FirstRunBound = &ctxBound, &sizeBound
 	if steadyPhase != nil {
 		steps := steadyPhase.Steps
 		f := f2
@@ -375,8 +460,13 @@ func (ev *Evaluator) fieldScores() ([]FieldScore, *SteadyPhase) {
 		if n := f.offN - s.offN; n > 0 {
 			put(2, (f.offModel-s.offModel)/float64(n), (f.offBase-s.offBase)/float64(n))
 		}
+		// The steady phase has no new context: every call's is possible.
+		one := 1.0
+		out[0].SteadyFirstRunBound = &one
 		if n := f.sizeN - s.sizeN; n > 0 {
 			put(3, (f.sizeModel-s.sizeModel)/float64(n), (f.sizeBase-s.sizeBase)/float64(n))
+			bound := float64(f.sizePossible-s.sizePossible) / float64(n)
+			out[3].SteadyFirstRunBound = &bound
 		}
 		if n := f.delayN - s.delayN; n > 0 {
 			put(4, (f.delayModel-s.delayModel)/float64(n)/1e9, (f.delayBase-s.delayBase)/float64(n)/1e9)
