@@ -69,15 +69,27 @@ func driftTable(tb testing.TB, seeds []uint64, maxOSTs int, verbose bool) map[st
 	return all
 }
 
-// seedsFromEnv reads IOPRED_DRIFT_SEEDS ("7,8,9") or returns def.
-func seedsFromEnv(def []uint64) []uint64 {
+// seedsFromEnv reads IOPRED_DRIFT_SEEDS ("7,8,9", "1001-1012" or both
+// mixed) or returns def; a field that is not a seed or a range fails the
+// test rather than leaving seeds out silently.
+func seedsFromEnv(tb testing.TB, def []uint64) []uint64 {
 	v := os.Getenv("IOPRED_DRIFT_SEEDS")
 	if v == "" {
 		return def
 	}
 	var out []uint64
 	for _, f := range strings.Split(v, ",") {
-		if n, err := strconv.ParseUint(strings.TrimSpace(f), 10, 64); err == nil {
+		f = strings.TrimSpace(f)
+		lo, hi, isRange := strings.Cut(f, "-")
+		a, err1 := strconv.ParseUint(lo, 10, 64)
+		b, err2 := a, error(nil)
+		if isRange {
+			b, err2 = strconv.ParseUint(hi, 10, 64)
+		}
+		if err1 != nil || err2 != nil || b < a {
+			tb.Fatalf("IOPRED_DRIFT_SEEDS: %q is not a seed or a range of seeds", f)
+		}
+		for n := a; n <= b; n++ {
 			out = append(out, n)
 		}
 	}
@@ -110,7 +122,7 @@ func TestEvaluateDrift(t *testing.T) {
 	if testing.Short() {
 		t.Skip("simulates six centers")
 	}
-	all := driftTable(t, seedsFromEnv(heldOutSeeds), 128, testing.Verbose())
+	all := driftTable(t, seedsFromEnv(t, heldOutSeeds), 128, testing.Verbose())
 	d := summarize(all[methods()[0].name])
 	if d.xcorr < 0.80 || d.corr < 0.71 || d.vol > 0.1 {
 		t.Errorf("IOSI default on held-out drift seeds: cross-correlation %.3f (want >= 0.80), correlation %.3f (>= 0.71), volume error %.1f%% (<= 10%%)",
@@ -128,6 +140,6 @@ func TestEvaluateDrift(t *testing.T) {
 // the held-out seeds or IOPRED_DRIFT_SEEDS.
 func BenchmarkDriftTables(b *testing.B) {
 	for range b.N {
-		driftTable(b, seedsFromEnv(heldOutSeeds), 0, false)
+		driftTable(b, seedsFromEnv(b, heldOutSeeds), 0, false)
 	}
 }
