@@ -57,6 +57,8 @@ func Extract(samples []Sample, o Options) (*Signature, error) {
 		return al, nil
 	case nw > na:
 		return sig, nil
+	case o.TimelineShare > 0 && na > 0 && timelineGap(sig, al) > o.TimelineShare:
+		return al, nil
 	case spread <= o.ChooseSpread:
 		return sig, nil
 	}
@@ -64,6 +66,17 @@ func Extract(samples []Sample, o Options) (*Signature, error) {
 		return al, nil
 	}
 	return sig, nil
+}
+
+// timelineGap is how far apart the two signatures' time lines are: the
+// wavelet's length (the TrimQuantile quantile of the run lengths) over
+// the aligned one's (the least-disturbed run that shows the bursts),
+// as a share off one.
+func timelineGap(wavelet, aligned *Signature) float64 {
+	if !(aligned.DurationS() > 0) {
+		return 0
+	}
+	return math.Abs(wavelet.DurationS()/aligned.DurationS() - 1)
 }
 
 // supportMargin is how much larger one signature's share of bytes in
