@@ -176,8 +176,8 @@ type Options struct {
 	// family as it was and aligns only the drift family's most stretched
 	// applications: a compromise (0: off).
 	AlignSpread float64
-	// TimelineShare, where the two signatures' bursts are equally
-	// supported (ChooseSpread), keeps the aligned one when the
+	// TimelineShare, where the two signatures' shares of bytes in
+	// supported bursts are within 5 points (ChooseSpread), keeps the aligned one when the
 	// wavelet's time line (the TrimQuantile quantile of the run
 	// lengths) is longer or shorter than the aligned one's (the
 	// least-disturbed run that shows the bursts) by more than this
