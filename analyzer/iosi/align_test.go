@@ -198,7 +198,9 @@ func TestAlignedBurstTheAnchorMisses(t *testing.T) {
 // signatures' time lines are: the share by which the wavelet's length
 // is off the aligned one's, either way, and 0 for an empty aligned one.
 func TestTimelineGap(t *testing.T) {
-	sig := func(n int) *Signature { return &Signature{StepS: 2, Write: make([]float64, n), Read: make([]float64, n)} }
+	sig := func(n int) *Signature {
+		return &Signature{StepS: 2, Write: make([]float64, n), Read: make([]float64, n)}
+	}
 	cases := []struct {
 		w, a int
 		want float64
