@@ -38,7 +38,10 @@ type segment struct {
 //     at their onsets, scaled to their median volume, and placed where
 //     it fits the time line's run best (least absolute difference within
 //     the matched stretch), so that no single run's foreign burst leaks
-//     into the signature.
+//     into the signature;
+//   - a burst the anchor cannot show (another job's burst many times its
+//     size covers it there) but the other runs do is found with them as
+//     the reference (otherBursts).
 //
 // Bursts late in the run are kept as the early ones are: no run is cut
 // to the shortest.
