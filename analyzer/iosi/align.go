@@ -38,7 +38,10 @@ type segment struct {
 //     at their onsets, scaled to their median volume, and placed where
 //     it fits the time line's run best (least absolute difference within
 //     the matched stretch), so that no single run's foreign burst leaks
-//     into the signature.
+//     into the signature;
+//   - a burst the anchor cannot show (another job's burst many times its
+//     size covers it there) but the other runs do is found with them as
+//     the reference (otherBursts).
 //
 // Bursts late in the run are kept as the early ones are: no run is cut
 // to the shortest.
@@ -116,6 +119,9 @@ func extractAligned(samples []Sample, o Options) (*Signature, error) {
 			sig.Samples = append(sig.Samples, resample(p.t[i], n))
 		}
 	}
+	// Where each kept burst lies on the anchor's time, to tell a burst
+	// another reference finds from one already kept.
+	var taken []segment
 	for k := range segs[anchor] {
 		if m.vols[k] == nil {
 			continue
@@ -128,35 +134,190 @@ func extractAligned(samples []Sample, o Options) (*Signature, error) {
 				members = append(members, [2]int{i, m.match[i][k]})
 			}
 		}
-		shapeRates, readShare := consensus(p, ds, segs, members, median(m.vols[k]))
 		// Where it goes on the time line: where the time line's run
 		// shows it, else where its nearest shown neighbour's offset from
 		// the anchor's scaled time puts it; then where the shape fits
 		// the run best nearby.
 		at := placeOn(segs[tl], m.match[tl], m.vols, segs[anchor], k, scale)
-		tol := 3 + int(tightDriftShare*float64(at))
-		at = fitPlace(ds[tl].x, segment{lo: max(0, at-tol), hi: min(n, at+len(shapeRates)+tol)}, shapeRates)
-		b := Burst{StartS: math.Inf(1)}
-		for q, x := range shapeRates {
-			j := at + q
-			if j < 0 || j >= n || !(x > 0) {
-				continue
-			}
-			w, r := x*(1-readShare), x*readShare
-			sig.Write[j] += w
-			sig.Read[j] += r
-			b.StartS = min(b.StartS, float64(j)*p.stepS)
-			b.EndS = float64(j+1) * p.stepS
-			b.WriteBytes += w * p.stepS
-			b.ReadBytes += r * p.stepS
-			b.PeakBytesPerS = max(b.PeakBytesPerS, w+r)
-		}
-		if !math.IsInf(b.StartS, 1) {
-			sig.Bursts = append(sig.Bursts, b)
+		addAlignedBurst(sig, p, ds, tl, segs, members, median(m.vols[k]), at, false, true)
+		taken = append(taken, segs[anchor][k])
+	}
+	if !o.OneMatch && !o.AnchorOnly {
+		for _, x := range otherBursts(p, segs, anchor, tl, order, score, stretch, m, taken) {
+			addAlignedBurst(sig, p, ds, tl, segs, x.members, x.vol, x.at, true, x.shown)
 		}
 	}
 	slices.SortFunc(sig.Bursts, func(a, b Burst) int { return cmp.Compare(a.StartS, b.StartS) })
 	return sig, nil
+}
+
+// addAlignedBurst adds to sig one burst, the consensus of its members
+// (run, segment) scaled to vol bytes, starting at at on the time line
+// (run tl), or with fit where it fits that run's rates best within the
+// tight drift of at. An extra burst (found by another reference than
+// the anchor) is not added near one already placed.
+func addAlignedBurst(sig *Signature, p *prepared, ds []detrended, tl int, segs [][]segment, members [][2]int, vol float64, at int, extra, fit bool) {
+	n := len(sig.Write)
+	x := ds[tl].x
+	shapeRates, readShare := consensus(p, ds, segs, members, vol)
+	if fit {
+		tol := 3 + int(tightDriftShare*float64(at))
+		at = fitPlace(x, segment{lo: max(0, at-tol), hi: min(n, at+len(shapeRates)+tol)}, shapeRates)
+	}
+	if extra {
+		// Another reference's burst that lands on one already placed,
+		// or nearer to it than the first matching's tolerance, is that
+		// burst matched again, a little off.
+		gap := (driftShare*float64(at) + 0.5*float64(len(shapeRates))) * p.stepS
+		lo, hi := float64(at)*p.stepS, float64(at+len(shapeRates))*p.stepS
+		for _, b := range sig.Bursts {
+			if lo < b.EndS+gap && b.StartS < hi+gap {
+				return
+			}
+		}
+	}
+	b := Burst{StartS: math.Inf(1)}
+	for q, v := range shapeRates {
+		j := at + q
+		if j < 0 || j >= n || !(v > 0) {
+			continue
+		}
+		w, r := v*(1-readShare), v*readShare
+		sig.Write[j] += w
+		sig.Read[j] += r
+		b.StartS = min(b.StartS, float64(j)*p.stepS)
+		b.EndS = float64(j+1) * p.stepS
+		b.WriteBytes += w * p.stepS
+		b.ReadBytes += r * p.stepS
+		b.PeakBytesPerS = max(b.PeakBytesPerS, w+r)
+	}
+	if !math.IsInf(b.StartS, 1) {
+		sig.Bursts = append(sig.Bursts, b)
+	}
+}
+
+// extraShare is the least share of the runs that must show a burst
+// another reference finds.
+const extraShare = 0.5
+
+// minExtraKept is the fewest kept anchor bursts for other references to
+// be asked for more: a run's stretch from two or three bursts an hour
+// apart maps another run's bursts too loosely to tell a missed burst
+// from a neighbour, or from another job's burst that recurs near it.
+const minExtraKept = 4
+
+// extraBurst is a burst another reference run found that the anchor's
+// kept bursts miss: its members (run, segment), typical volume, and
+// start on the time line's run.
+type extraBurst struct {
+	members [][2]int
+	vol     float64
+	at      int
+	shown   bool // the time line's run shows it at at
+}
+
+// otherBursts finds the bursts the anchor does not show (another job's
+// burst many times its size covers it there, or it is cut) but the other
+// runs do: every other run with a stretch, best supported first, is
+// matched against the runs as the anchor was (by length, then again by
+// the runs' stretches relative to its own). One of its kept bursts is
+// added when
+//   - as many runs show it as show the anchor's bursts (their median),
+//     the anchor aside, and at least half the runs: a stricter bar than
+//     the anchor's bursts meet, since every extra reference is another
+//     chance for other jobs' bursts to line up;
+//   - its volume is within tightVolumeRatio of the range of the kept
+//     bursts' (an application writes the sizes it writes);
+//   - the anchor is not quiet there (a larger burst covers the place, or
+//     the anchor has an unkept burst matched to it): the best-supported
+//     run denying a burst outweighs another reference's support;
+//   - it is matched to no kept anchor burst and, on the anchor's time,
+//     overlaps no burst already taken.
+//
+// Nothing is added to fewer than minExtraKept kept bursts.
+func otherBursts(p *prepared, segs [][]segment, anchor, tl int, order []int, score, stretch []float64, m matching, taken []segment) []extraBurst {
+	lo, hi := math.Inf(1), 0.0
+	var shows []float64
+	for _, v := range m.vols {
+		if v != nil {
+			lo, hi = min(lo, median(v)), max(hi, median(v))
+			shows = append(shows, float64(len(v)))
+		}
+	}
+	if len(shows) < minExtraKept {
+		return nil
+	}
+	// As many runs as show the anchor's bursts (the median), the anchor
+	// aside, which cannot show a burst it is asked about for missing.
+	need := max(extraShare*float64(len(p.t)), median(shows)-1)
+	refs := slices.Clone(order)
+	slices.SortStableFunc(refs, func(a, b int) int { return cmp.Compare(score[b], score[a]) })
+	var out []extraBurst
+	for _, r := range refs {
+		if r == anchor || math.IsNaN(stretch[r]) || !(stretch[r] > 0) {
+			continue
+		}
+		rel := make([]float64, len(stretch))
+		for i := range rel {
+			rel[i] = stretch[i] / stretch[r]
+		}
+		first := supported(p, segs, r, nil, nil)
+		mr := supported(p, segs, r, rel, &first)
+		for k, v := range mr.vols {
+			if v == nil || float64(len(v)) < need || median(v) < lo/tightVolumeRatio || median(v) > hi*tightVolumeRatio {
+				continue
+			}
+			known := false
+			for j, q := range m.match[r] {
+				known = known || q == k && m.vols[j] != nil
+			}
+			if j := mr.match[anchor][k]; j >= 0 && m.vols[j] != nil {
+				known = true
+			} else if j < 0 && !hiddenAt(segs[r][k], segs[anchor], stretch[r], foreignVolumeRatio) {
+				// The anchor, the best-supported run, is quiet there.
+				continue
+			}
+			s := segs[r][k]
+			onAnchor := segment{lo: int(float64(s.lo) / stretch[r]), hi: int(math.Ceil(float64(s.hi) / stretch[r]))}
+			for _, t := range taken {
+				known = known || onAnchor.lo < t.hi && t.lo < onAnchor.hi
+			}
+			if known {
+				continue
+			}
+			members := [][2]int{{r, k}}
+			for i := range p.t {
+				if i != r && mr.match[i][k] >= 0 {
+					members = append(members, [2]int{i, mr.match[i][k]})
+				}
+			}
+			// Where it lands on the time line: its offset, scaled, from
+			// the nearest kept burst that both run r and the time
+			// line's run show; else its time scaled.
+			scale := stretch[tl] / stretch[r]
+			if math.IsNaN(scale) {
+				scale = 1 / stretch[r]
+			}
+			at := int(math.Round(float64(s.lo) * scale))
+			bestD := math.Inf(1)
+			for j, q := range m.match[r] {
+				if q < 0 || m.vols[j] == nil || m.match[tl][j] < 0 {
+					continue
+				}
+				if d := math.Abs(float64(segs[r][q].lo - s.lo)); d < bestD {
+					bestD = d
+					at = segs[tl][m.match[tl][j]].lo + int(math.Round(float64(s.lo-segs[r][q].lo)*scale))
+				}
+			}
+			shown := false
+			if j := mr.match[tl][k]; j >= 0 {
+				at, shown = segs[tl][j].lo, true
+			}
+			out = append(out, extraBurst{members: members, vol: median(v), at: at, shown: shown})
+			taken = append(taken, onAnchor)
+		}
+	}
+	return out
 }
 
 // underWeight is how much more the shape standing above a run's rates

@@ -120,3 +120,99 @@ func TestSupportedShare(t *testing.T) {
 		}
 	}
 }
+
+// TestAlignedBurstTheAnchorMisses proves that a burst the anchor run
+// cannot show, because another job's burst ten times its size sits on
+// it there, is still in the signature when the other runs show it (found
+// with another run as the reference), at its place on the time line;
+// that the anchor's bursts alone miss it (AnchorOnly); and that another
+// job's burst that recurs at one place in a third of the runs is not
+// added, nor one every run shows but the anchor is quiet at.
+func TestAlignedBurstTheAnchorMisses(t *testing.T) {
+	const step, vol, rate = 5.0, 3e11, 5e9
+	starts := []float64{300, 900, 1500, 2100, 2700, 3300} // in the run alone
+	stretches := []float64{1.00, 1.02, 1.04, 1.06, 1.03, 1.08, 1.05, 1.07, 1.01}
+	rng := rand.New(rand.NewPCG(11, 11))
+	put := func(w []float64, at, bytes, r float64) {
+		for q := at; q < at+bytes/r; q += step {
+			if k := int(q / step); k >= 0 && k < len(w) {
+				w[k] += r
+			}
+		}
+	}
+	var samples []Sample
+	for i, st := range stretches {
+		n := int(3700 * st / step)
+		w, r := make([]float64, n), make([]float64, n)
+		for k := range w {
+			w[k] = 2e8 + 2e7*rng.Float64()
+			r[k] = 1e8 + 1e7*rng.Float64()
+		}
+		for _, at := range starts {
+			put(w, at*st+10*rng.NormFloat64(), vol, rate)
+		}
+		if i == 0 { // the least-stretched run: its fourth burst under a foreign one ten times its size
+			put(w, 2100-40, 10*vol, 2*rate)
+		}
+		if i%3 == 1 { // a foreign burst at one place in a third of the runs
+			put(w, 1200*st, vol, rate)
+		}
+		samples = append(samples, Sample{JobID: fmt.Sprint("run", i), StepS: step, Write: w, Read: r})
+	}
+	for _, anchorOnly := range []bool{false, true} {
+		o := Default()
+		o.BurstAlign = true
+		o.AnchorOnly = anchorOnly
+		sig, err := Extract(samples, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sig.Reference != "run0" {
+			t.Errorf("AnchorOnly %v: time line from %s, want run0", anchorOnly, sig.Reference)
+		}
+		var got []float64
+		for _, b := range sig.Bursts {
+			got = append(got, b.StartS)
+		}
+		if anchorOnly {
+			if len(sig.Bursts) != len(starts)-1 {
+				t.Errorf("the anchor's bursts alone: %d bursts %v, want %d (the anchor's fourth is not its own)", len(sig.Bursts), got, len(starts)-1)
+			}
+			continue
+		}
+		if len(sig.Bursts) != len(starts) {
+			t.Fatalf("%d bursts at %v, want %d at %v", len(sig.Bursts), got, len(starts), starts)
+		}
+		for k, b := range sig.Bursts {
+			if math.Abs(b.StartS-starts[k]) > 6*step {
+				t.Errorf("burst %d starts at %.0f s, want %.0f", k, b.StartS, starts[k])
+			}
+			if v := b.WriteBytes + b.ReadBytes; math.Abs(v-vol) > 0.1*vol {
+				t.Errorf("burst %d moves %.3g bytes, want %.3g within 10%%", k, v, vol)
+			}
+		}
+	}
+}
+
+// TestTimelineGap proves the measure of how far apart the two
+// signatures' time lines are: the share by which the wavelet's length
+// is off the aligned one's, either way, and 0 for an empty aligned one.
+func TestTimelineGap(t *testing.T) {
+	sig := func(n int) *Signature {
+		return &Signature{StepS: 2, Write: make([]float64, n), Read: make([]float64, n)}
+	}
+	cases := []struct {
+		w, a int
+		want float64
+	}{
+		{1000, 1000, 0},
+		{1010, 1000, 0.01},
+		{990, 1000, 0.01},
+		{1000, 0, 0},
+	}
+	for _, c := range cases {
+		if got := timelineGap(sig(c.w), sig(c.a)); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("wavelet %d points, aligned %d: gap %g, want %g", c.w, c.a, got, c.want)
+		}
+	}
+}

@@ -69,15 +69,27 @@ func driftTable(tb testing.TB, seeds []uint64, maxOSTs int, verbose bool) map[st
 	return all
 }
 
-// seedsFromEnv reads IOPRED_DRIFT_SEEDS ("7,8,9") or returns def.
-func seedsFromEnv(def []uint64) []uint64 {
+// seedsFromEnv reads IOPRED_DRIFT_SEEDS ("7,8,9", "1001-1012" or both
+// mixed) or returns def; a field that is not a seed or a range fails the
+// test rather than leaving seeds out silently.
+func seedsFromEnv(tb testing.TB, def []uint64) []uint64 {
 	v := os.Getenv("IOPRED_DRIFT_SEEDS")
 	if v == "" {
 		return def
 	}
 	var out []uint64
 	for _, f := range strings.Split(v, ",") {
-		if n, err := strconv.ParseUint(strings.TrimSpace(f), 10, 64); err == nil {
+		f = strings.TrimSpace(f)
+		lo, hi, isRange := strings.Cut(f, "-")
+		a, err1 := strconv.ParseUint(lo, 10, 64)
+		b, err2 := a, error(nil)
+		if isRange {
+			b, err2 = strconv.ParseUint(hi, 10, 64)
+		}
+		if err1 != nil || err2 != nil || b < a {
+			tb.Fatalf("IOPRED_DRIFT_SEEDS: %q is not a seed or a range of seeds", f)
+		}
+		for n := a; n <= b; n++ {
 			out = append(out, n)
 		}
 	}
@@ -103,14 +115,17 @@ var heldOutSeeds = []uint64{101, 102, 103, 104, 105, 106}
 // a small margin (0.837, 0.764 and 3.9% since the choice between the
 // two signatures looks at which bursts most runs show; 0.873, 0.789 and
 // 3.3% since a run covered by a larger burst neither shows nor denies
-// one, and the signature with more supported bursts is kept). The issue's
+// one, and the signature with more supported bursts is kept; 0.887,
+// 0.815 and 2.3% since bursts the anchor misses are found with other
+// runs as the reference, and the aligned signature is kept when the two
+// time lines differ by more than 0.75%). The issue's
 // goal (0.90, 0.85, 5 of 6 exact) is not met; README.md says where it
 // falls short.
 func TestEvaluateDrift(t *testing.T) {
 	if testing.Short() {
 		t.Skip("simulates six centers")
 	}
-	all := driftTable(t, seedsFromEnv(heldOutSeeds), 128, testing.Verbose())
+	all := driftTable(t, seedsFromEnv(t, heldOutSeeds), 128, testing.Verbose())
 	d := summarize(all[methods()[0].name])
 	if d.xcorr < 0.80 || d.corr < 0.71 || d.vol > 0.1 {
 		t.Errorf("IOSI default on held-out drift seeds: cross-correlation %.3f (want >= 0.80), correlation %.3f (>= 0.71), volume error %.1f%% (<= 10%%)",
@@ -128,6 +143,6 @@ func TestEvaluateDrift(t *testing.T) {
 // the held-out seeds or IOPRED_DRIFT_SEEDS.
 func BenchmarkDriftTables(b *testing.B) {
 	for range b.N {
-		driftTable(b, seedsFromEnv(heldOutSeeds), 0, false)
+		driftTable(b, seedsFromEnv(b, heldOutSeeds), 0, false)
 	}
 }

@@ -38,10 +38,13 @@ func Extract(samples []Sample, o Options) (*Signature, error) {
 	}
 	// Both ways. A signature with bytes in bursts most runs do not show
 	// (another job's burst the wavelet kept) loses against one without,
-	// whatever the spread; then the one with more bursts most runs show
-	// (a signature should miss none: the wavelet's loses bursts late in
-	// the runs, or merges two); otherwise, where the runs spread, the
-	// one that explains the runs better.
+	// whatever the spread; then the aligned one when the two time lines
+	// differ by more than TimelineShare (the wavelet's quantile length
+	// took in a stretched run, and its late bursts land off); then the
+	// one with more bursts most runs show (a signature should miss none:
+	// the wavelet's loses bursts late in the runs, or merges two);
+	// otherwise, where the runs spread, the one that explains the runs
+	// better.
 	al, err := extractAligned(samples, o)
 	if err != nil {
 		return sig, nil
@@ -53,6 +56,8 @@ func Extract(samples []Sample, o Options) (*Signature, error) {
 		return al, nil
 	case sw > sa+supportMargin:
 		return sig, nil
+	case o.TimelineShare > 0 && na > 0 && timelineGap(sig, al) > o.TimelineShare:
+		return al, nil
 	case na > nw:
 		return al, nil
 	case nw > na:
@@ -64,6 +69,17 @@ func Extract(samples []Sample, o Options) (*Signature, error) {
 		return al, nil
 	}
 	return sig, nil
+}
+
+// timelineGap is how far apart the two signatures' time lines are: the
+// wavelet's length (the TrimQuantile quantile of the run lengths) over
+// the aligned one's (the least-disturbed run that shows the bursts),
+// as a share off one.
+func timelineGap(wavelet, aligned *Signature) float64 {
+	if !(aligned.DurationS() > 0) {
+		return 0
+	}
+	return math.Abs(wavelet.DurationS()/aligned.DurationS() - 1)
 }
 
 // supportMargin is how much larger one signature's share of bytes in
