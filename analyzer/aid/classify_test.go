@@ -2,6 +2,7 @@ package aid
 
 import (
 	"cmp"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -510,5 +511,97 @@ func TestNestedInHourlyHost(t *testing.T) {
 	}
 	if found < 19 {
 		t.Errorf("the genuine hourly application found in %d of 20 draws, want 19 at least", found)
+	}
+}
+
+// TestWeakRhythms proves which periodic runs count as weak rhythms:
+// two or three bursts on the rhythm with more bursts like the
+// cluster's (match) off it in the run; not a rhythm of more bursts,
+// nor one with as many off it, nor bursts unlike the cluster's or
+// outside the run.
+func TestWeakRhythms(t *testing.T) {
+	const s = int64(1e9)
+	like := func(b Burst) bool { return b.Bytes > 5e11 && b.Bytes < 2e12 }
+	cases := []struct {
+		name string
+		on   []int64   // the rhythm's bursts, s from the run's start
+		off  []int64   // other bursts
+		offB []float64 // their bytes
+		want int
+	}{
+		{"three on, four like them off", []int64{600, 3600, 6600}, []int64{1500, 2100, 4700, 5300}, []float64{7e11, 1.2e12, 9e11, 6e11}, 1},
+		{"two on, three like them off", []int64{600, 6600}, []int64{1500, 2100, 4700}, []float64{7e11, 1.2e12, 9e11}, 1},
+		{"three on, three like them off", []int64{600, 3600, 6600}, []int64{1500, 2100, 4700}, []float64{7e11, 1.2e12, 9e11}, 0},
+		{"four on, five like them off", []int64{600, 2600, 4600, 6600}, []int64{1500, 2100, 4700, 5300, 7000}, []float64{7e11, 1.2e12, 9e11, 6e11, 9e11}, 0},
+		{"three on, four off of another kind", []int64{600, 3600, 6600}, []int64{1500, 2100, 4700, 5300}, []float64{5e10, 5e10, 3e12, 5e10}, 0},
+		{"three on, four like them after the run", []int64{600, 3600, 6600}, []int64{9500, 9800, 10100, 10400}, []float64{9e11, 9e11, 9e11, 9e11}, 0},
+	}
+	for _, c := range cases {
+		var bursts []Burst
+		var on []int
+		for _, at := range c.on {
+			on = append(on, len(bursts))
+			bursts = append(bursts, Burst{StartNS: at * s, EndNS: (at + 160) * s, Bytes: 9e11})
+		}
+		for i, at := range c.off {
+			bursts = append(bursts, Burst{StartNS: at * s, EndNS: (at + 160) * s, Bytes: c.offB[i]})
+		}
+		slices.SortStableFunc(bursts, func(a, b Burst) int { return cmp.Compare(a.StartNS, b.StartNS) })
+		on = on[:0]
+		for i, b := range bursts {
+			if slices.Contains(c.on, b.StartNS/s) {
+				on = append(on, i)
+			}
+		}
+		pr := []periodicRun{{run: Run{StartNS: 0, EndNS: 9000 * s}, bursts: on, interval: 3000}}
+		if got := weakRhythms(bursts, pr, like, 6*s); got != c.want {
+			t.Errorf("%s: %d weak rhythms, want %d", c.name, got, c.want)
+		}
+	}
+}
+
+// TestForeignBurstsOfItsKindInAFewRuns proves that a checkpointer
+// writing three bursts a run is still found when other jobs' bursts of
+// its kind, at random times, fall into a few of its runs: its rhythm is
+// weak there (weakRhythms), but not in half of its periodic runs.
+func TestForeignBurstsOfItsKindInAFewRuns(t *testing.T) {
+	const s = int64(1e9)
+	const step = 6 * s
+	const rate = 5.6e9
+	o := DefaultOptions()
+	burst := func(at int64, bytes float64) Burst {
+		d := int64(bytes / rate)
+		return Burst{StartNS: at * s, EndNS: (at + d) * s, Bytes: bytes, Peak: rate, Rate: rate, OSTs: 32, Refined: bytes}
+	}
+	key := appKey{user: "abe", name: "ckpt", nodes: 64}
+	found := 0
+	for seed := range 20 {
+		rng := rand.New(rand.NewPCG(uint64(seed), 911))
+		var rs []Run
+		at := int64(0)
+		for range 10 {
+			at += 20000 + rng.Int64N(40000)
+			rs = append(rs, Run{StartNS: at * s, EndNS: (at + 9000 + rng.Int64N(1200)) * s})
+			at = rs[len(rs)-1].EndNS / s
+		}
+		var bs []Burst
+		for i, r := range rs {
+			for k := range 3 {
+				bs = append(bs, burst(r.StartNS/s+400+int64(k)*3000, 9e11))
+			}
+			if i%3 == 1 {
+				// Another job's bursts of its kind, 2 an hour.
+				for at := r.StartNS/s + int64(rng.ExpFloat64()*1800); at < r.EndNS/s-300; at += int64(rng.ExpFloat64() * 1800) {
+					bs = append(bs, burst(at, 9e11*math.Exp(0.3*rng.NormFloat64())))
+				}
+			}
+		}
+		slices.SortFunc(bs, func(a, b Burst) int { return cmp.Compare(a.StartNS, b.StartNS) })
+		if classifyApp(key, rs, bs, nil, step, o).Class == ClassIOIntensive {
+			found++
+		}
+	}
+	if found < 19 {
+		t.Errorf("a three-burst checkpointer among foreign bursts of its kind in 3 of 10 runs found in %d of 20 draws, want 19 at least", found)
 	}
 }
