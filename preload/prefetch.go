@@ -10,10 +10,7 @@ import "C"
 import (
 	"bytes"
 	"errors"
-	"fmt"
-	"os"
 	"slices"
-	"unsafe"
 
 	"github.com/vmihailenco/msgpack/v5"
 
@@ -49,8 +46,7 @@ type fileReads struct {
 
 // prefetchState is the process's prefetching, nil when it is off.
 type prefetchState struct {
-	log        *readLog // nil without IOPRED_MODEL
-	tableFiles int
+	log *readLog // nil without IOPRED_MODEL
 }
 
 var prefetch *prefetchState
@@ -63,48 +59,18 @@ func readsPath() string {
 	return ""
 }
 
-// initPrefetch runs in the package's initialiser, on the thread the Go
-// runtime starts on while the program goes on: it hands the previous
-// run's read sequences to the C side before most programs have opened
-// their first file (a session starts only at the first recorded event,
-// and a short program's reads can be over before its trace is created).
+// initPrefetch runs in the package's initialiser. The previous run's
+// read sequences are already installed: the library's constructor read
+// them before the program's main (prefetch.c, iop_pf_load_tables), so
+// that the program's first open need not wait for the Go runtime's
+// initialisers. Go keeps this run's sequences, to save them at exit.
 func initPrefetch() {
 	if C.iop_pf_on == 0 || C.iop_cfg.disabled != 0 {
 		return
 	}
 	prefetch = &prefetchState{}
-	p := readsPath()
-	if p == "" {
-		return
-	}
-	prefetch.log = &readLog{Files: map[string]*fileReads{}}
-	b, err := readPrivate(p)
-	if os.IsNotExist(err) {
-		return
-	}
-	var prev *readLog
-	if err == nil {
-		prev, err = decodeReadLog(b)
-	}
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "iopred: %s: %v; prefetching without the previous run's reads\n", p, err)
-		return
-	}
-	for path, f := range prev.Files {
-		if f == nil || len(f.Off) < 2 || len(f.Off) != len(f.Size) || len(f.Off) > readsPerFile {
-			continue
-		}
-		cpath, err := goCString(path)
-		if err != nil {
-			continue
-		}
-		id := C.iop_file_lookup(cpath)
-		if id == 0 {
-			continue
-		}
-		if C.iop_pf_install(id, (*C.int64_t)(unsafe.Pointer(&f.Off[0])), (*C.int64_t)(unsafe.Pointer(&f.Size[0])), C.int64_t(len(f.Off))) != 0 {
-			prefetch.tableFiles++
-		}
+	if readsPath() != "" {
+		prefetch.log = &readLog{Files: map[string]*fileReads{}}
 	}
 }
 
@@ -139,11 +105,10 @@ func (p *prefetchState) save() error {
 	return writePrivate(readsPath(), b)
 }
 
-// The read sequences are written and read with msgpack's element calls,
-// not its reflection: decoding a run's 512 reads by reflection cost 2.1
-// million instructions (callgrind), paid in the package's initialiser,
-// which a program's first open waits for when there are tables to
-// install, and encoding them 0.5 million at its exit. The bytes are
+// The read sequences are written with msgpack's element calls, not its
+// reflection (encoding a run's 512 reads by reflection cost 0.5 million
+// instructions at exit, callgrind), and read by the library's
+// constructor in C (prefetch.c), before the Go runtime can. The bytes are
 // those the reflective encoder wrote for readLog, a map {"files": {path:
 // {"off": [...], "size": [...]}}} with every number an int64 of nine
 // bytes, but for the paths' order: sorted, so that the same run writes
@@ -185,92 +150,6 @@ func encodeReadLog(l *readLog) ([]byte, error) {
 	return buf.Bytes(), err
 }
 
-// decodeReadLog reads what encodeReadLog wrote (any msgpack integer
-// encoding; keys it does not know are skipped). An error says where the
-// bytes stopped making sense.
-func decodeReadLog(b []byte) (*readLog, error) {
-	d := msgpack.NewDecoder(bytes.NewReader(b))
-	l := &readLog{Files: map[string]*fileReads{}}
-	n, err := d.DecodeMapLen()
-	if err != nil {
-		return nil, fmt.Errorf("reads file: %w", err)
-	}
-	for i := 0; i < n; i++ {
-		key, err := d.DecodeString()
-		if err != nil {
-			return nil, fmt.Errorf("reads file, key %d: %w", i, err)
-		}
-		if key != "files" {
-			if err := d.Skip(); err != nil {
-				return nil, fmt.Errorf("reads file, %q: %w", key, err)
-			}
-			continue
-		}
-		nfiles, err := d.DecodeMapLen()
-		if err != nil {
-			return nil, fmt.Errorf("reads file, files: %w", err)
-		}
-		for j := 0; j < nfiles; j++ {
-			path, err := d.DecodeString()
-			if err != nil {
-				return nil, fmt.Errorf("reads file, file %d: %w", j, err)
-			}
-			f, err := decodeFileReads(d, len(b))
-			if err != nil {
-				return nil, fmt.Errorf("reads file, %s: %w", path, err)
-			}
-			l.Files[path] = f
-		}
-	}
-	return l, nil
-}
-
-// decodeFileReads reads one file's {"off": [...], "size": [...]}, or nil,
-// from a file of size bytes.
-func decodeFileReads(d *msgpack.Decoder, size int) (*fileReads, error) {
-	n, err := d.DecodeMapLen()
-	if err != nil || n < 0 {
-		return nil, err // a nil map: no reads
-	}
-	f := &fileReads{}
-	for i := 0; i < n; i++ {
-		key, err := d.DecodeString()
-		if err != nil {
-			return nil, err
-		}
-		var dst *[]int64
-		switch key {
-		case "off":
-			dst = &f.Off
-		case "size":
-			dst = &f.Size
-		default:
-			if err := d.Skip(); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		m, err := d.DecodeArrayLen()
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", key, err)
-		}
-		if m < 0 {
-			continue
-		}
-		// Each number takes a byte at least: a length beyond the bytes
-		// left fails at their end, without a huge allocation first.
-		*dst = make([]int64, 0, min(m, size))
-		for k := 0; k < m; k++ {
-			v, err := d.DecodeInt64()
-			if err != nil {
-				return nil, fmt.Errorf("%s[%d]: %w", key, k, err)
-			}
-			*dst = append(*dst, v)
-		}
-	}
-	return f, nil
-}
-
 // counters are the footer's prefetch figures; every open file's unused
 // ranges are written off first.
 func (p *prefetchState) counters() *tracefmt.Prefetch {
@@ -288,6 +167,6 @@ func (p *prefetchState) counters() *tracefmt.Prefetch {
 		Calls:           c(C.IOP_PF_CALLS),
 		Misses:          c(C.IOP_PF_MISSES),
 		Capped:          c(C.IOP_PF_CAPPED),
-		TableFiles:      p.tableFiles,
+		TableFiles:      int(C.iop_pf_table_files()),
 	}
 }
