@@ -686,7 +686,10 @@ __attribute__((constructor(101))) static void iop_init_early(void) {
   pthread_atfork(NULL, NULL, iop_child_after_fork);
   if (!iop_cfg.disabled) {
     iop_reserve_trace_fd();
-    iop_fd_gate_go_starting(iop_pf_table_coming() ? NULL : syms[1].found);
+    /* An earlier run's read tables are installed before the program's
+     * main (prefetch.c): the gate need not wait for Go to install them. */
+    iop_pf_load_tables();
+    iop_fd_gate_go_starting(syms[1].found);
   }
 }
 

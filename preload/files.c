@@ -557,9 +557,10 @@ static void gate_open(uint32_t bit) {
  * initialisers that follow: the gate opens at the flag. Waiting for the
  * rest of the runtime's start (its first threads, the garbage
  * collector's workers, the initialisers) cost the program's first open
- * most of its wait. Without the symbol, or when prefetching waits for
- * an earlier run's read tables (iop_pf_table_coming), the gate waits for
- * preload/internal/early's initialiser. */
+ * most of its wait. Without the symbol the gate waits for
+ * preload/internal/early's initialiser. (An earlier run's read tables,
+ * which the program's first reads need, are installed by the library's
+ * constructor before main: prefetch.c, iop_pf_load_tables.) */
 static const volatile unsigned char *go_main_started;
 
 IOP_HIDDEN void iop_fd_gate_go_starting(const void *main_started) {

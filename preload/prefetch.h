@@ -24,7 +24,8 @@ struct iop_pf;
 extern IOP_HIDDEN int iop_pf_on;
 
 IOP_HIDDEN void iop_pf_config(void);
-IOP_HIDDEN int iop_pf_table_coming(void);
+IOP_HIDDEN void iop_pf_load_tables(void);
+IOP_HIDDEN int iop_pf_table_files(void);
 IOP_HIDDEN void iop_pf_read(struct iop_pf **slot, int fd, uint32_t file, int64_t off, int64_t n, int64_t start_ns, int64_t end_ns);
 IOP_HIDDEN void iop_pf_close(struct iop_pf *p);
 IOP_HIDDEN void iop_pf_finish(struct iop_pf *p);

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vmihailenco/msgpack/v5"
+
 	"iopred/tests/testenv"
 	"iopred/tracefmt"
 )
@@ -160,6 +162,81 @@ func TestRepeatedRunFollowsEarlierReads(t *testing.T) {
 	_, traces = runProgram(t, tracedOn, []string{data}, env, prog, other...)
 	if p := onlyFooter(t, traces).Prefetch; p.PrefetchedBytes > 4*64*uint64(kib) {
 		t.Errorf("a run with other offsets prefetched %d bytes following the earlier run: %+v", p.PrefetchedBytes, *p)
+	}
+}
+
+// TestReadTablesAtStart: the library's constructor reads the model's
+// .reads file (in C, before the program's main). A file from a newer
+// writer (compact integers, keys it does not know) is followed; a file
+// that does not parse (garbage, or cut short) changes nothing the
+// program sees, installs no table, and says so on stderr.
+func TestReadTablesAtStart(t *testing.T) {
+	dir := diskDir(t)
+	data := randomFile(t, dir, "data", 64*mib)
+	prog := testenv.CompileC(t, "strided.c")
+	args := []string{data, "200", fmt.Sprint(64 * kib), "0", "50", "random", "7"}
+	want, _ := runProgram(t, plain, []string{data}, nil, prog, args...)
+	model := filepath.Join(t.TempDir(), "model")
+	env := []string{"IOPRED_MODEL=" + model}
+	if res, _ := runProgram(t, tracedOn, []string{data}, env, prog, args...); res.Stdout != want.Stdout {
+		t.Fatalf("first run prints %q, want %q", res.Stdout, want.Stdout)
+	}
+	saved, err := os.ReadFile(model + ".reads")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log struct {
+		Files map[string]struct {
+			Off  []int64 `msgpack:"off"`
+			Size []int64 `msgpack:"size"`
+		} `msgpack:"files"`
+	}
+	if err := msgpack.Unmarshal(saved, &log); err != nil || len(log.Files[data].Off) != 200 {
+		t.Fatalf("the first run saved %d reads of %s (%v), want 200", len(log.Files[data].Off), data, err)
+	}
+	var newer strings.Builder
+	enc := msgpack.NewEncoder(&newer)
+	enc.UseCompactInts(true)
+	if err := enc.Encode(map[string]any{
+		"version": 2,
+		"files": map[string]any{data: map[string]any{
+			"size": log.Files[data].Size, "when": []float64{1.5}, "off": log.Files[data].Off,
+			"a key longer than any of ours": map[string]any{"x": nil, "y": true},
+		}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name   string
+		reads  []byte
+		tables int
+		warned bool
+	}{
+		{"a newer writer's file", []byte(newer.String()), 1, false},
+		{"garbage", []byte("not msgpack at all"), 0, true},
+		{"cut short", saved[:len(saved)/2], 0, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m := filepath.Join(t.TempDir(), "model")
+			if err := os.WriteFile(m+".reads", c.reads, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			res, traces := runProgram(t, tracedOn, []string{data}, []string{"IOPRED_MODEL=" + m}, prog, args...)
+			if res.Stdout != want.Stdout {
+				t.Errorf("prints %q, want %q", res.Stdout, want.Stdout)
+			}
+			p := onlyFooter(t, traces).Prefetch
+			if p == nil || p.TableFiles != c.tables {
+				t.Fatalf("counters %+v, want %d files with an earlier sequence", p, c.tables)
+			}
+			if c.tables > 0 {
+				wellCovered(t, *p, 200, 0.9)
+			}
+			if warned := strings.Contains(res.Stderr, "not a read table"); warned != c.warned {
+				t.Errorf("warned %v, want %v; stderr:\n%s", warned, c.warned, res.Stderr)
+			}
+		})
 	}
 }
 
