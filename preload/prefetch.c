@@ -364,9 +364,16 @@ IOP_HIDDEN void iop_pf_load_tables(void) {
   char path[4096];
   if (!model || !*model || snprintf(path, sizeof path, "%s.reads", model) >= (int)sizeof path) return;
   int e = errno;
-  int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+  /* Never through a link planted at the name (as the model, the key and
+   * the spill are read): it would feed the detector another file. */
+  int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0 && errno == ELOOP) {
+    char msg[4200];
+    snprintf(msg, sizeof msg, "%s is a symbolic link, not followed; prefetching without the previous run's reads", path);
+    iop_warn(msg);
+  }
   struct stat st;
-  if (fd < 0 || syscall(SYS_fstat, fd, &st) != 0 || st.st_size <= 0 || st.st_size > (256 << 20)) {
+  if (fd < 0 || syscall(SYS_fstat, fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 || st.st_size > (256 << 20)) {
     if (fd >= 0) syscall(SYS_close, fd);
     errno = e;
     return;
