@@ -2,6 +2,7 @@ package sequitur
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"unsafe"
 )
@@ -470,13 +471,10 @@ const maxSortIndex = 64
 // sort, which made normalize the model's largest cost on noisy streams (a
 // third of the model stage on a recorded SQLite trace).
 //
-// The order is written out in the search rather than called through a
-// function value: the comparisons were still two thirds of the sort's
-// cost on noisy streams (an indirect call, then slices.Compare's generic
-// loop, per comparison). It is the same order: node indexes compared
-// element by element, a shorter prefix first, then the heavier vote
-// first (votes are finite and positive, never NaN, so cmp.Compare's
-// NaN rule does not arise).
+// The comparisons were two thirds of the sort's cost on noisy streams (an
+// indirect call, then slices.Compare's generic loop, per comparison):
+// they compare a key computed once per mark, and call compareMarks, the
+// same order written out, only where two keys are equal.
 func (p *Predictor) sortStable(ps []path, byNodes bool) {
 	n := len(ps)
 	if p.noFastPath || n > maxSortIndex {
@@ -487,41 +485,39 @@ func (p *Predictor) sortStable(ps []path, byNodes bool) {
 		slices.SortStableFunc(ps, func(a, b path) int { return order(&a, &b) })
 		return
 	}
+	// key[i] orders mark i by its first two levels (node indexes are
+	// below 2^31; a one-level mark, shorter, comes first): marks whose
+	// keys differ are in the keys' order, and only equal keys need the
+	// whole comparison. Without byNodes the keys are the votes' bits,
+	// which order finite positive floats as the floats.
+	var key [maxSortIndex]uint64
+	for i := range ps {
+		if !byNodes {
+			key[i] = math.Float64bits(ps[i].vote)
+			continue
+		}
+		nd := ps[i].nodes
+		key[i] = uint64(nd[0]) << 32
+		if len(nd) > 1 {
+			key[i] |= uint64(nd[1]) + 1
+		}
+	}
 	var idx [maxSortIndex]uint8
 	for i := 0; i < n; i++ {
 		// After the equal marks placed already: stable.
-		x := &ps[i]
+		x, kx := &ps[i], key[i]
 		lo, hi := 0, i
 		for lo < hi {
 			mid := int(uint(lo+hi) >> 1)
-			y := &ps[idx[mid]]
 			// c is order(x, y), as byNodesThenVote or byVote.
 			c := 0
-			if byNodes {
-				xn, yn := x.nodes, y.nodes
-				k := min(len(xn), len(yn))
-				xn, yn = xn[:k], yn[:k]
-				for j := range xn {
-					if xn[j] != yn[j] {
-						c = 1
-						if xn[j] < yn[j] {
-							c = -1
-						}
-						break
-					}
-				}
-				if c == 0 && len(x.nodes) != len(y.nodes) {
-					c = 1
-					if len(x.nodes) < len(y.nodes) {
-						c = -1
-					}
-				}
-			}
-			if c == 0 && x.vote != y.vote {
+			if ky := key[idx[mid]]; kx != ky {
 				c = 1
-				if x.vote > y.vote {
+				if kx < ky == byNodes { // heavier (larger) votes first
 					c = -1
 				}
+			} else if byNodes {
+				c = compareMarks(x, &ps[idx[mid]])
 			}
 			if c >= 0 {
 				lo = mid + 1
@@ -555,6 +551,37 @@ func (p *Predictor) sortStable(ps []path, byNodes bool) {
 			j = k
 		}
 	}
+}
+
+// compareMarks is byNodesThenVote, written out for sortStable: node
+// indexes compared element by element, a shorter prefix first, then the
+// heavier vote first (votes are finite and positive, never NaN, so
+// cmp.Compare's NaN rule does not arise).
+func compareMarks(x, y *path) int {
+	xn, yn := x.nodes, y.nodes
+	k := min(len(xn), len(yn))
+	xn, yn = xn[:k], yn[:k]
+	for j := range xn {
+		if xn[j] != yn[j] {
+			if xn[j] < yn[j] {
+				return -1
+			}
+			return 1
+		}
+	}
+	if len(x.nodes) != len(y.nodes) {
+		if len(x.nodes) < len(y.nodes) {
+			return -1
+		}
+		return 1
+	}
+	if x.vote != y.vote {
+		if x.vote > y.vote {
+			return -1
+		}
+		return 1
+	}
+	return 0
 }
 
 // strictlySorted reports whether the marks are in increasing order of
