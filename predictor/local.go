@@ -14,6 +14,11 @@ type valueTable[T comparable] struct {
 	N      uint64              `msgpack:"n"` // all observations, including those past the bound
 	Over   bool                `msgpack:"o"` // more distinct values than the bound were seen
 	Local  *sequitur.Predictor `msgpack:"g,omitempty"`
+	// best is mostFrequent's answer plus one, kept as Counts grow; 0
+	// when not known yet (a new or decoded table). mostFrequent's scan
+	// of every count at every prediction was a tenth of the model's
+	// work on streams of random offsets, whose tables pass their bound.
+	best int
 }
 
 // replayCap bounds how many copies of its first value a table replays
@@ -32,15 +37,18 @@ func (t *valueTable[T]) index(v T) int {
 
 // observe records v. bound is the largest number of distinct values the
 // local grammar handles.
-func (t *valueTable[T]) observe(v T, bound int) {
+func (t *valueTable[T]) observe(v T, bound int) { t.observeAt(v, t.index(v), bound) }
+
+// observeAt is observe given i, v's position among the distinct values
+// (index(v), which the caller knew already).
+func (t *valueTable[T]) observeAt(v T, i, bound int) {
 	t.N++
 	if t.Over {
-		if i := t.index(v); i >= 0 {
-			t.Counts[i]++
+		if i >= 0 {
+			t.count(i)
 		}
 		return
 	}
-	i := t.index(v)
 	if i < 0 {
 		if len(t.Values) >= bound {
 			t.Over = true
@@ -61,21 +69,37 @@ func (t *valueTable[T]) observe(v T, bound int) {
 			}
 		}
 	}
-	t.Counts[i]++
+	t.count(i)
 	if t.Local != nil {
 		t.Local.Append(i)
+	}
+}
+
+// count adds an occurrence of value i, keeping best: only i's count
+// grew, so the most frequent value is the one it was or i (the earliest
+// on ties).
+func (t *valueTable[T]) count(i int) {
+	t.Counts[i]++
+	if t.best > 0 {
+		if b := t.best - 1; t.Counts[i] > t.Counts[b] || (t.Counts[i] == t.Counts[b] && i < b) {
+			t.best = i + 1
+		}
 	}
 }
 
 // mostFrequent returns the index of the value seen most often (the earliest
 // on ties), or -1 when the table is empty.
 func (t *valueTable[T]) mostFrequent() int {
+	if t.best > 0 {
+		return t.best - 1
+	}
 	best := -1
 	for i, c := range t.Counts {
 		if best < 0 || c > t.Counts[best] {
 			best = i
 		}
 	}
+	t.best = best + 1
 	return best
 }
 

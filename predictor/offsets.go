@@ -51,12 +51,14 @@ type offsetTable struct {
 // repeats, is 0 or the file is fresh, else a relative one.
 func (o *offsetTable) classify(offset, prevEnd int64, fresh bool) transform {
 	want, _, ok := o.Seq.next(0)
-	return o.classifyWith(offset, prevEnd, fresh, want, ok)
+	t, _, _ := o.classifyWith(offset, prevEnd, fresh, want, ok)
+	return t
 }
 
 // classifyWith is classify given the table's prediction want (ok false
-// when it has none).
-func (o *offsetTable) classifyWith(offset, prevEnd int64, fresh bool, want transform, ok bool) transform {
+// when it has none). When known, i is the transform's position in the
+// table (Seq.index, -1 when not there), found on the way.
+func (o *offsetTable) classifyWith(offset, prevEnd int64, fresh bool, want transform, ok bool) (t transform, i int, known bool) {
 	base := prevEnd
 	if fresh {
 		base = 0
@@ -73,20 +75,21 @@ func (o *offsetTable) classifyWith(offset, prevEnd int64, fresh bool, want trans
 	// -n"), and the noise-robust predictor keeps realigned marks for such
 	// a miss, which leave the table unsure at its next prediction.
 	if ok && want.apply(prevEnd, fresh) == offset {
-		return want
+		return want, 0, false
 	}
 	if offset == base {
-		return candidates[0]
+		return candidates[0], 0, false
 	}
 	for _, c := range candidates[1:] {
-		if o.Seq.index(c) >= 0 {
-			return c
+		if i := o.Seq.index(c); i >= 0 {
+			return c, i, true
 		}
 	}
+	// Neither is in the table.
 	if fresh || offset == 0 || (o.HasLast && o.Last == offset) {
-		return candidates[2]
+		return candidates[2], -1, true
 	}
-	return candidates[1]
+	return candidates[1], -1, true
 }
 
 // observe records the offset an occurrence of the transition used.
@@ -97,7 +100,11 @@ func (o *offsetTable) observe(offset, prevEnd int64, fresh bool, bound int) (cer
 	want, sure, ok := o.Seq.next(0)
 	certain = ok && sure && !o.Seq.Over
 	hit = ok && want.apply(prevEnd, fresh) == offset
-	o.Seq.observe(o.classifyWith(offset, prevEnd, fresh, want, ok), bound)
+	t, i, known := o.classifyWith(offset, prevEnd, fresh, want, ok)
+	if !known {
+		i = o.Seq.index(t)
+	}
+	o.Seq.observeAt(t, i, bound)
 	o.Last, o.HasLast = offset, true
 	return certain, hit
 }
