@@ -37,11 +37,18 @@ func (t *valueTable[T]) index(v T) int {
 
 // observe records v. bound is the largest number of distinct values the
 // local grammar handles.
-func (t *valueTable[T]) observe(v T, bound int) { t.observeAt(v, t.index(v), bound) }
+func (t *valueTable[T]) observe(v T, bound int) { t.observeAt(v, unknownIndex, bound) }
+
+// unknownIndex tells observeAt to find v's position itself.
+const unknownIndex = -2
 
 // observeAt is observe given i, v's position among the distinct values
-// (index(v), which the caller knew already).
+// (index(v), -1 when v is not one of them), which the caller knew
+// already, or unknownIndex.
 func (t *valueTable[T]) observeAt(v T, i, bound int) {
+	if i == unknownIndex {
+		i = t.index(v)
+	}
 	t.N++
 	if t.Over {
 		if i >= 0 {
@@ -142,6 +149,25 @@ func (t *valueTable[T]) next(ahead int) (v T, certain, ok bool) {
 		}
 	}
 	return t.Values[t.mostFrequent()], false, true
+}
+
+// nextIndex is next(0) as the value's position among the distinct values
+// (next keeps its own copy of these lines: the size tables ask next at
+// every event, and a call more there cost more than this saves).
+func (t *valueTable[T]) nextIndex() (i int, certain, ok bool) {
+	if len(t.Values) == 0 {
+		return -1, false, false
+	}
+	if len(t.Values) == 1 && !t.Over {
+		return 0, true, true
+	}
+	if t.Local != nil {
+		c, longest, ok := t.Local.First()
+		if ok && c.Symbol >= 0 && c.Symbol < len(t.Values) {
+			return c.Symbol, longest, true
+		}
+	}
+	return t.mostFrequent(), false, true
 }
 
 // valid checks the invariants a decoded table must hold.
