@@ -14,6 +14,11 @@ type valueTable[T comparable] struct {
 	N      uint64              `msgpack:"n"` // all observations, including those past the bound
 	Over   bool                `msgpack:"o"` // more distinct values than the bound were seen
 	Local  *sequitur.Predictor `msgpack:"g,omitempty"`
+	// best is mostFrequent's answer plus one, kept as Counts grow; 0
+	// when not known yet (a new or decoded table). mostFrequent's scan
+	// of every count at every prediction was a tenth of the model's
+	// work on streams of random offsets, whose tables pass their bound.
+	best int
 }
 
 // replayCap bounds how many copies of its first value a table replays
@@ -32,15 +37,25 @@ func (t *valueTable[T]) index(v T) int {
 
 // observe records v. bound is the largest number of distinct values the
 // local grammar handles.
-func (t *valueTable[T]) observe(v T, bound int) {
+func (t *valueTable[T]) observe(v T, bound int) { t.observeAt(v, unknownIndex, bound) }
+
+// unknownIndex tells observeAt to find v's position itself.
+const unknownIndex = -2
+
+// observeAt is observe given i, v's position among the distinct values
+// (index(v), -1 when v is not one of them), which the caller knew
+// already, or unknownIndex.
+func (t *valueTable[T]) observeAt(v T, i, bound int) {
+	if i == unknownIndex {
+		i = t.index(v)
+	}
 	t.N++
 	if t.Over {
-		if i := t.index(v); i >= 0 {
-			t.Counts[i]++
+		if i >= 0 {
+			t.count(i)
 		}
 		return
 	}
-	i := t.index(v)
 	if i < 0 {
 		if len(t.Values) >= bound {
 			t.Over = true
@@ -61,21 +76,37 @@ func (t *valueTable[T]) observe(v T, bound int) {
 			}
 		}
 	}
-	t.Counts[i]++
+	t.count(i)
 	if t.Local != nil {
 		t.Local.Append(i)
+	}
+}
+
+// count adds an occurrence of value i, keeping best: only i's count
+// grew, so the most frequent value is the one it was or i (the earliest
+// on ties).
+func (t *valueTable[T]) count(i int) {
+	t.Counts[i]++
+	if t.best > 0 {
+		if b := t.best - 1; t.Counts[i] > t.Counts[b] || (t.Counts[i] == t.Counts[b] && i < b) {
+			t.best = i + 1
+		}
 	}
 }
 
 // mostFrequent returns the index of the value seen most often (the earliest
 // on ties), or -1 when the table is empty.
 func (t *valueTable[T]) mostFrequent() int {
+	if t.best > 0 {
+		return t.best - 1
+	}
 	best := -1
 	for i, c := range t.Counts {
 		if best < 0 || c > t.Counts[best] {
 			best = i
 		}
 	}
+	t.best = best + 1
 	return best
 }
 
@@ -118,6 +149,25 @@ func (t *valueTable[T]) next(ahead int) (v T, certain, ok bool) {
 		}
 	}
 	return t.Values[t.mostFrequent()], false, true
+}
+
+// nextIndex is next(0) as the value's position among the distinct values
+// (next keeps its own copy of these lines: the size tables ask next at
+// every event, and a call more there cost more than this saves).
+func (t *valueTable[T]) nextIndex() (i int, certain, ok bool) {
+	if len(t.Values) == 0 {
+		return -1, false, false
+	}
+	if len(t.Values) == 1 && !t.Over {
+		return 0, true, true
+	}
+	if t.Local != nil {
+		c, longest, ok := t.Local.First()
+		if ok && c.Symbol >= 0 && c.Symbol < len(t.Values) {
+			return c.Symbol, longest, true
+		}
+	}
+	return t.mostFrequent(), false, true
 }
 
 // valid checks the invariants a decoded table must hold.

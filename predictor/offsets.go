@@ -50,13 +50,16 @@ type offsetTable struct {
 // grammar sees a repeating symbol), else an absolute one when the offset
 // repeats, is 0 or the file is fresh, else a relative one.
 func (o *offsetTable) classify(offset, prevEnd int64, fresh bool) transform {
-	want, _, ok := o.Seq.next(0)
-	return o.classifyWith(offset, prevEnd, fresh, want, ok)
+	wantAt, _, ok := o.Seq.nextIndex()
+	t, _, _ := o.classifyWith(offset, prevEnd, fresh, wantAt, ok)
+	return t
 }
 
-// classifyWith is classify given the table's prediction want (ok false
-// when it has none).
-func (o *offsetTable) classifyWith(offset, prevEnd int64, fresh bool, want transform, ok bool) transform {
+// classifyWith is classify given the table's prediction, the value at
+// wantAt in the table (ok false when it has none). When known, i is the
+// transform's position in the table (Seq.index, -1 when not there),
+// found on the way.
+func (o *offsetTable) classifyWith(offset, prevEnd int64, fresh bool, wantAt int, ok bool) (t transform, i int, known bool) {
 	base := prevEnd
 	if fresh {
 		base = 0
@@ -72,21 +75,22 @@ func (o *offsetTable) classifyWith(offset, prevEnd int64, fresh bool, want trans
 	// (a read at 0 right after 0..n is both "absolute 0" and "relative
 	// -n"), and the noise-robust predictor keeps realigned marks for such
 	// a miss, which leave the table unsure at its next prediction.
-	if ok && want.apply(prevEnd, fresh) == offset {
-		return want
+	if ok && o.Seq.Values[wantAt].apply(prevEnd, fresh) == offset {
+		return o.Seq.Values[wantAt], wantAt, true // the values are distinct
 	}
 	if offset == base {
-		return candidates[0]
+		return candidates[0], 0, false
 	}
 	for _, c := range candidates[1:] {
-		if o.Seq.index(c) >= 0 {
-			return c
+		if i := o.Seq.index(c); i >= 0 {
+			return c, i, true
 		}
 	}
+	// Neither is in the table.
 	if fresh || offset == 0 || (o.HasLast && o.Last == offset) {
-		return candidates[2]
+		return candidates[2], -1, true
 	}
-	return candidates[1]
+	return candidates[1], -1, true
 }
 
 // observe records the offset an occurrence of the transition used.
@@ -94,10 +98,14 @@ func (o *offsetTable) classifyWith(offset, prevEnd int64, fresh bool, want trans
 // offset (see predict) and whether that prediction was right, for the
 // contiguous baseline's arbiter: the lookup is classify's own.
 func (o *offsetTable) observe(offset, prevEnd int64, fresh bool, bound int) (certain, hit bool) {
-	want, sure, ok := o.Seq.next(0)
+	wantAt, sure, ok := o.Seq.nextIndex()
 	certain = ok && sure && !o.Seq.Over
-	hit = ok && want.apply(prevEnd, fresh) == offset
-	o.Seq.observe(o.classifyWith(offset, prevEnd, fresh, want, ok), bound)
+	hit = ok && o.Seq.Values[wantAt].apply(prevEnd, fresh) == offset
+	t, i, known := o.classifyWith(offset, prevEnd, fresh, wantAt, ok)
+	if !known {
+		i = o.Seq.index(t)
+	}
+	o.Seq.observeAt(t, i, bound)
 	o.Last, o.HasLast = offset, true
 	return certain, hit
 }

@@ -208,7 +208,10 @@ func (s *Stream) fold(r []step) bool {
 		}
 	}
 	for k := 2; k <= s.window && 2*k <= len(r); k++ {
-		if !equalRun(r[len(r)-2*k:len(r)-k], r[len(r)-k:]) {
+		// The last steps of the two halves first: on a stream that
+		// does not repeat they differ at nearly every k, and this
+		// one comparison costs less than setting up the whole one.
+		if r[len(r)-1] != r[len(r)-1-k] || !equalRun(r[len(r)-2*k:len(r)-k], r[len(r)-k:]) {
 			continue
 		}
 		i, covered := len(s.units), int64(0)

@@ -2,6 +2,7 @@ package sequitur
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"unsafe"
 )
@@ -418,7 +419,7 @@ func (p *Predictor) normalize(pinned bool) {
 		// it is: the usual case, marks keep their order as they move.
 		return
 	}
-	p.sortStable(ps, byNodesThenVote)
+	p.sortStable(ps, true)
 	w := 0
 	for i := range ps {
 		if w > 0 && slices.Equal(ps[w-1].nodes, ps[i].nodes) {
@@ -435,7 +436,7 @@ func (p *Predictor) normalize(pinned bool) {
 	clear(ps[w:])
 	ps = ps[:w]
 	if len(ps) > MaxPaths {
-		p.sortStable(ps, byVote)
+		p.sortStable(ps, false)
 		for i := MaxPaths; i < len(ps); i++ {
 			if pinned {
 				p.unpin(&ps[i])
@@ -462,32 +463,73 @@ func byVote(a, b *path) int { return cmp.Compare(b.vote, a.vote) }
 // maxSortIndex bounds the marks sortStable sorts by index.
 const maxSortIndex = 64
 
-// sortStable sorts ps stably by order. A stable sort's result is unique,
-// so this is slices.SortStableFunc's result, got otherwise: a binary
-// insertion sort of the marks' indexes, then each mark moved once to its
-// place. SortStableFunc moves the marks themselves (a path is about 60
-// bytes) at every step of its insertion sort, which made normalize the
-// model's largest cost on noisy streams (a third of the model stage on a
-// recorded SQLite trace).
-func (p *Predictor) sortStable(ps []path, order func(a, b *path) int) {
+// sortStable sorts ps stably by byNodesThenVote (byNodes) or byVote. A
+// stable sort's result is unique, so this is slices.SortStableFunc's
+// result, got otherwise: a binary insertion sort of the marks' indexes,
+// then each mark moved once to its place. SortStableFunc moves the marks
+// themselves (a path is about 60 bytes) at every step of its insertion
+// sort, which made normalize the model's largest cost on noisy streams (a
+// third of the model stage on a recorded SQLite trace).
+//
+// The comparisons were two thirds of the sort's cost on noisy streams (an
+// indirect call, then slices.Compare's generic loop, per comparison):
+// they compare a key computed once per mark, and call compareMarks, the
+// same order written out, only where two keys are equal.
+func (p *Predictor) sortStable(ps []path, byNodes bool) {
 	n := len(ps)
 	if p.noFastPath || n > maxSortIndex {
+		order := byVote
+		if byNodes {
+			order = byNodesThenVote
+		}
 		slices.SortStableFunc(ps, func(a, b path) int { return order(&a, &b) })
 		return
+	}
+	// key[i] orders mark i by its first two levels (node indexes are
+	// below 2^31; a one-level mark, shorter, comes first): marks whose
+	// keys differ are in the keys' order, and only equal keys need the
+	// whole comparison. Without byNodes the keys are the votes' bits,
+	// which order finite positive floats as the floats.
+	var key [maxSortIndex]uint64
+	for i := range ps {
+		if !byNodes {
+			key[i] = math.Float64bits(ps[i].vote)
+			continue
+		}
+		nd := ps[i].nodes
+		key[i] = uint64(nd[0]) << 32
+		if len(nd) > 1 {
+			key[i] |= uint64(nd[1]) + 1
+		}
 	}
 	var idx [maxSortIndex]uint8
 	for i := 0; i < n; i++ {
 		// After the equal marks placed already: stable.
+		x, kx := &ps[i], key[i]
 		lo, hi := 0, i
 		for lo < hi {
 			mid := int(uint(lo+hi) >> 1)
-			if order(&ps[i], &ps[idx[mid]]) >= 0 {
+			// c is order(x, y), as byNodesThenVote or byVote.
+			c := 0
+			if ky := key[idx[mid]]; kx != ky {
+				c = 1
+				if kx < ky == byNodes { // heavier (larger) votes first
+					c = -1
+				}
+			} else if byNodes {
+				c = compareMarks(x, &ps[idx[mid]])
+			}
+			if c >= 0 {
 				lo = mid + 1
 			} else {
 				hi = mid
 			}
 		}
-		copy(idx[lo+1:i+1], idx[lo:i])
+		// Shift by hand: a few bytes, where copy's call to memmove
+		// cost more than the moves.
+		for j := i; j > lo; j-- {
+			idx[j] = idx[j-1]
+		}
 		idx[lo] = uint8(i)
 	}
 	// idx[j] is the mark that goes to position j: follow each cycle of
@@ -509,6 +551,37 @@ func (p *Predictor) sortStable(ps []path, order func(a, b *path) int) {
 			j = k
 		}
 	}
+}
+
+// compareMarks is byNodesThenVote, written out for sortStable: node
+// indexes compared element by element, a shorter prefix first, then the
+// heavier vote first (votes are finite and positive, never NaN, so
+// cmp.Compare's NaN rule does not arise).
+func compareMarks(x, y *path) int {
+	xn, yn := x.nodes, y.nodes
+	k := min(len(xn), len(yn))
+	xn, yn = xn[:k], yn[:k]
+	for j := range xn {
+		if xn[j] != yn[j] {
+			if xn[j] < yn[j] {
+				return -1
+			}
+			return 1
+		}
+	}
+	if len(x.nodes) != len(y.nodes) {
+		if len(x.nodes) < len(y.nodes) {
+			return -1
+		}
+		return 1
+	}
+	if x.vote != y.vote {
+		if x.vote > y.vote {
+			return -1
+		}
+		return 1
+	}
+	return 0
 }
 
 // strictlySorted reports whether the marks are in increasing order of
