@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -72,18 +71,18 @@ func pat(at centersim.AppTruth) centersim.Pattern {
 	return *at.Pattern
 }
 
-func driftSeeds(def []uint64) []uint64 {
+// driftSeeds reads IOPRED_DRIFT_SEEDS (centersim.ParseSeeds) or returns
+// def; a list it cannot read fails the test.
+func driftSeeds(tb testing.TB, def []uint64) []uint64 {
 	v := os.Getenv("IOPRED_DRIFT_SEEDS")
 	if v == "" {
 		return def
 	}
-	var out []uint64
-	for _, f := range strings.Split(v, ",") {
-		if n, err := strconv.ParseUint(strings.TrimSpace(f), 10, 64); err == nil {
-			out = append(out, n)
-		}
+	seeds, err := centersim.ParseSeeds(v)
+	if err != nil {
+		tb.Fatalf("IOPRED_DRIFT_SEEDS: %v", err)
 	}
-	return out
+	return seeds
 }
 
 // heldOutSeeds are the drift family's seeds never looked at while
@@ -135,7 +134,7 @@ func TestEvaluateDriftAID(t *testing.T) {
 	if testing.Short() {
 		t.Skip("simulates six centers")
 	}
-	found, targets, fps := driftAIDTable(t, driftSeeds(heldOutSeeds), 10, 64)
+	found, targets, fps := driftAIDTable(t, driftSeeds(t, heldOutSeeds), 10, 64)
 	if len(fps) > 0 {
 		t.Errorf("false positives: %v", fps)
 	}
@@ -149,6 +148,6 @@ func TestEvaluateDriftAID(t *testing.T) {
 // held-out seeds or IOPRED_DRIFT_SEEDS.
 func BenchmarkDriftAID(b *testing.B) {
 	for range b.N {
-		driftAIDTable(b, driftSeeds(heldOutSeeds), 0, 128)
+		driftAIDTable(b, driftSeeds(b, heldOutSeeds), 0, 128)
 	}
 }

@@ -3,8 +3,6 @@ package iosi
 import (
 	"fmt"
 	"os"
-	"strconv"
-	"strings"
 	"testing"
 
 	"iopred/analyzer/centersim"
@@ -69,31 +67,18 @@ func driftTable(tb testing.TB, seeds []uint64, maxOSTs int, verbose bool) map[st
 	return all
 }
 
-// seedsFromEnv reads IOPRED_DRIFT_SEEDS ("7,8,9", "1001-1012" or both
-// mixed) or returns def; a field that is not a seed or a range fails the
-// test rather than leaving seeds out silently.
+// seedsFromEnv reads IOPRED_DRIFT_SEEDS (centersim.ParseSeeds) or
+// returns def; a list it cannot read fails the test.
 func seedsFromEnv(tb testing.TB, def []uint64) []uint64 {
 	v := os.Getenv("IOPRED_DRIFT_SEEDS")
 	if v == "" {
 		return def
 	}
-	var out []uint64
-	for _, f := range strings.Split(v, ",") {
-		f = strings.TrimSpace(f)
-		lo, hi, isRange := strings.Cut(f, "-")
-		a, err1 := strconv.ParseUint(lo, 10, 64)
-		b, err2 := a, error(nil)
-		if isRange {
-			b, err2 = strconv.ParseUint(hi, 10, 64)
-		}
-		if err1 != nil || err2 != nil || b < a {
-			tb.Fatalf("IOPRED_DRIFT_SEEDS: %q is not a seed or a range of seeds", f)
-		}
-		for n := a; n <= b; n++ {
-			out = append(out, n)
-		}
+	seeds, err := centersim.ParseSeeds(v)
+	if err != nil {
+		tb.Fatalf("IOPRED_DRIFT_SEEDS: %v", err)
 	}
-	return out
+	return seeds
 }
 
 // heldOutSeeds are the drift family's seeds not used for tuning (IOSI
