@@ -194,8 +194,8 @@ func writeShareStats(stderr io.Writer) {
 		st.cpuStart.Seconds(), phase.Seconds(), (phase - sum).Seconds(), after.Seconds())
 	cores := runtime.GOMAXPROCS(0)
 	spread := phase / time.Duration(cores)
-	fmt.Fprintf(stderr, "iopred cpustats: critical path on %d cores %.3f s (before + max(longest share, shares' CPU / cores) + after)\n",
-		cores, (st.cpuStart + max(longest, spread) + after).Seconds())
+	fmt.Fprintf(stderr, "iopred cpustats: critical path on %d cores %.3f s (before + max(longest share, shares' CPU / cores) + after); %.3f s with the longest share alone\n",
+		cores, (st.cpuStart + max(longest, spread) + after).Seconds(), (st.cpuStart + longest + after).Seconds())
 }
 
 // processCPU is the process's user and system time so far.
