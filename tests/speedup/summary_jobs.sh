@@ -13,9 +13,11 @@
 # --jobs 1 run's, byte for byte. Per run: wall, user and system seconds,
 # and (IOPRED_CPUSTATS) the critical path: serial CPU + the longest
 # share's busy CPU (or all threads' CPU spread over the cores, when
-# longer) + the combining. Last: the median wall ratio and the median
-# critical-path ratio. Run it on a quiet machine for the wall ratio; the
-# critical-path ratio is what the work allows whatever the load.
+# longer) + the combining. Last: the median wall ratio, the median
+# critical-path ratio, and the median of each --jobs J run's own CPU over
+# its critical path (the speed-up that run's work allows, free of the
+# load's drift between runs). Run it on a quiet machine for the wall
+# ratio; the others are what the work allows whatever the load.
 set -euo pipefail
 
 pairs=3
@@ -26,12 +28,12 @@ while getopts n:b:j: opt; do
 	n) pairs=$OPTARG ;;
 	b) bin=$OPTARG ;;
 	j) jobs=$OPTARG ;;
-	*) sed -n '2,18p' "$0"; exit 2 ;;
+	*) sed -n '2,20p' "$0"; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
 if [ $# -ne 1 ]; then
-	sed -n '2,18p' "$0"
+	sed -n '2,20p' "$0"
 	exit 2
 fi
 dir=$1
@@ -69,6 +71,7 @@ printf '%-5s %-5s %8s %8s %8s %10s\n' pair jobs wall user sys critical
 n=0
 : >"$work/ratios"
 : >"$work/critratios"
+: >"$work/ownratios"
 for p in $(seq 1 "$pairs"); do
 	order="1 $jobs"
 	[ $((p % 2)) -eq 0 ] && order="$jobs 1"
@@ -87,8 +90,11 @@ for p in $(seq 1 "$pairs"); do
 	read -r wj _ _ cj <<<"${got[$jobs]}"
 	awk -v a="$w1" -v b="$wj" 'BEGIN { printf "%.3f\n", a / b }' >>"$work/ratios"
 	awk -v a="$c1" -v b="$cj" 'BEGIN { printf "%.3f\n", a / b }' >>"$work/critratios"
+	read -r _ uj sj _ <<<"${got[$jobs]}"
+	awk -v u="$uj" -v s="$sj" -v c="$cj" 'BEGIN { printf "%.3f\n", (u + s) / c }' >>"$work/ownratios"
 	unset got
 done
 echo "wall ratios (--jobs 1 / --jobs $jobs): $(paste -sd' ' "$work/ratios"); median $(median <"$work/ratios")"
 echo "critical-path ratios: $(paste -sd' ' "$work/critratios"); median $(median <"$work/critratios")"
+echo "--jobs $jobs runs' own CPU (user+sys) over their critical path: $(paste -sd' ' "$work/ownratios"); median $(median <"$work/ownratios")"
 echo "outputs identical: yes ($n runs)"
