@@ -151,6 +151,8 @@ func newReader(in io.Reader, name string, closer io.Closer) (*Reader, error) {
 		br:       getBufReader(in),
 		closer:   closer,
 		dec:      dec,
+		raw:      getFrameBuf(),
+		data:     getFrameBuf(),
 		contexts: make(map[uint64]Context),
 		files:    make(map[uint32]File),
 		ops:      make(map[string]*opInfo),
@@ -163,12 +165,38 @@ func newReader(in io.Reader, name string, closer io.Closer) (*Reader, error) {
 }
 
 // Readers are opened by the thousand (one per process of a job), and a
-// zstd decoder and a read buffer cost hundreds of kilobytes of fresh
-// memory each: a closed Reader leaves them to the next.
+// zstd decoder, a read buffer and the frame buffers cost hundreds of
+// kilobytes of fresh memory each: a closed Reader leaves them to the next.
+// Without the frame buffers' pool, reading a 512-process job allocated
+// 2.3 GB (a frame's buffers grown anew in every trace), and the garbage
+// collector's work took the second core from a second reader.
 var (
 	decoders   sync.Pool // *zstd.Decoder
 	bufReaders sync.Pool // *bufio.Reader
+	frameBufs  sync.Pool // *[]byte: compressed or decompressed frames
 )
+
+// maxPooledFrameBuf is the largest frame buffer kept for the next Reader:
+// twice the writer's default frame, so that a rare huge frame's memory
+// goes back to the collector.
+const maxPooledFrameBuf = 4 * DefaultFrameBytes
+
+// getFrameBuf returns an empty frame buffer from the pool, or nil.
+func getFrameBuf() []byte {
+	if b, ok := frameBufs.Get().(*[]byte); ok {
+		return (*b)[:0]
+	}
+	return nil
+}
+
+// putFrameBuf gives b to the pool, when it is worth keeping.
+func putFrameBuf(b []byte) {
+	if cap(b) == 0 || cap(b) > maxPooledFrameBuf {
+		return
+	}
+	b = b[:0]
+	frameBufs.Put(&b)
+}
 
 // getDecoder returns a decoder from the pool, or a new one.
 func getDecoder() (*zstd.Decoder, error) {
@@ -187,8 +215,14 @@ func getBufReader(in io.Reader) *bufio.Reader {
 	return bufio.NewReaderSize(in, 256<<10)
 }
 
-// release returns the Reader's decoder and buffer to the pools, once.
+// release returns the Reader's decoder and buffers to the pools, once.
+// Nothing the Reader returned points into its frame buffers (records are
+// fresh values), and Next after Close returns the closing error before
+// looking at them.
 func (r *Reader) release() {
+	putFrameBuf(r.raw)
+	putFrameBuf(r.data)
+	r.raw, r.data, r.pos = nil, nil, 0
 	if r.dec != nil {
 		decoders.Put(r.dec)
 		r.dec = nil
@@ -1221,8 +1255,12 @@ func FinalFooter(path string) (f *Footer, ok bool) {
 
 // finalFooter is FinalFooter on the trace in in, named name.
 func finalFooter(in io.Reader, name string) (f *Footer, ok bool) {
-	r := &Reader{name: name, br: getBufReader(in), rawOnly: true}
-	var last []byte
+	r := &Reader{name: name, br: getBufReader(in), raw: getFrameBuf(), data: getFrameBuf(), rawOnly: true}
+	defer r.release()
+	// The frame read last and the one read before swap buffers: no copy,
+	// and no allocation once the pool has two buffers.
+	last := getFrameBuf()
+	defer func() { putFrameBuf(last) }()
 	for {
 		err := r.readFrame()
 		if err == errEndOfInput {
@@ -1231,18 +1269,18 @@ func finalFooter(in io.Reader, name string) (f *Footer, ok bool) {
 		if err != nil {
 			return nil, false
 		}
-		last = append(last[:0], r.raw...)
+		last, r.raw = r.raw, last
 	}
 	if len(last) == 0 {
 		return nil, false
 	}
-	r.release()
 	dec, err := getDecoder()
 	if err != nil {
 		return nil, false
 	}
 	defer decoders.Put(dec)
-	data, err := dec.DecodeAll(last, nil)
+	r.data, err = dec.DecodeAll(last, r.data[:0])
+	data := r.data
 	if err != nil || len(data) == 0 || data[len(data)-1] != '\n' {
 		return nil, false
 	}

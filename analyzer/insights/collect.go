@@ -12,7 +12,6 @@
 package insights
 
 import (
-	"slices"
 	"sort"
 	"strings"
 
@@ -401,12 +400,10 @@ func (c *Collector) End(p *summary.Process) {
 	}
 	c.lastFile, c.lastFP = nil, nil
 	c.cur.DurationNs, c.cur.MPIStartNs, c.cur.MPIEndNs, c.cur.Failed = p.DurationNs, p.MPIStartNs, p.MPIEndNs, p.Errors
-	c.cur.ReadSignal.Limit(SignalBins)
-	c.cur.WriteSignal.Limit(SignalBins)
-	// The bins shrank in place: a copy lets the trace's full-resolution
-	// array go, so that each process keeps SignalBins bins, not MaxBins.
-	c.cur.ReadSignal.Bins = slices.Clone(c.cur.ReadSignal.Bins)
-	c.cur.WriteSignal.Bins = slices.Clone(c.cur.WriteSignal.Bins)
+	// Each process keeps SignalBins bins, not MaxBins: the trace's
+	// full-resolution array goes to the next trace's signal.
+	c.cur.ReadSignal.Shrink(SignalBins)
+	c.cur.WriteSignal.Shrink(SignalBins)
 	c.cur = nil
 }
 

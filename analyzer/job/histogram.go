@@ -3,6 +3,8 @@ package job
 import (
 	"fmt"
 	"math/bits"
+	"slices"
+	"sync"
 )
 
 // MaxBins bounds the bins of a Histogram: a signal of at most this many
@@ -73,7 +75,7 @@ func (h *Histogram) cover(lo, hi int64) {
 			lo, hi = lo/2, hi/2
 		}
 		h.First = lo
-		h.Bins = make([]float64, hi-lo+1, max(hi-lo+1, 64))
+		h.Bins = h.grow(h.Bins[:0], int(hi-lo+1))
 		return
 	}
 	for {
@@ -85,13 +87,59 @@ func (h *Histogram) cover(lo, hi int64) {
 		lo, hi = lo/2, hi/2
 	}
 	if lo < h.First {
-		grown := make([]float64, h.First-lo+int64(len(h.Bins)))
-		copy(grown[h.First-lo:], h.Bins)
-		h.Bins, h.First = grown, lo
+		shift, n := int(h.First-lo), len(h.Bins)
+		bins := h.grow(h.Bins, shift+n)
+		copy(bins[shift:], h.Bins) // the same array or a new one: copy moves either way
+		clear(bins[:shift])
+		h.Bins, h.First = bins, lo
 	}
 	if n := hi - h.First + 1; n > int64(len(h.Bins)) {
-		h.Bins = append(h.Bins, make([]float64, n-int64(len(h.Bins)))...)
+		h.Bins = h.grow(h.Bins, int(n))
 	}
+}
+
+// grow returns bins lengthened to n, the bins past len(bins) zero: in
+// place when the capacity allows, else in an array of twice the capacity
+// (at most MaxBins), so that a signal growing to MaxBins bins costs about
+// twice its final memory in allocations, not the five times append's
+// growth of a large slice costs. A histogram's first array comes from
+// binArrays when one is there.
+func (h *Histogram) grow(bins []float64, n int) []float64 {
+	if n <= cap(bins) {
+		old := len(bins)
+		bins = bins[:n]
+		clear(bins[old:])
+		return bins
+	}
+	if cap(bins) == 0 {
+		if a, ok := binArrays.Get().(*[]float64); ok && n <= cap(*a) {
+			bins = (*a)[:n]
+			clear(bins)
+			return bins
+		}
+	}
+	c := max(64, 2*cap(bins), n)
+	if n <= MaxBins {
+		c = min(c, MaxBins)
+	}
+	grown := make([]float64, n, c)
+	copy(grown, bins)
+	return grown
+}
+
+// binArrays holds arrays of MaxBins bins that a builder's histograms are
+// done with (release): the ranks' signals are built one trace after
+// another, each growing to about the same length.
+var binArrays sync.Pool // *[]float64 of capacity MaxBins
+
+// release hands h's array to the next histogram when it is a full-sized
+// one, and empties h.
+func (h *Histogram) release() {
+	if cap(h.Bins) == MaxBins {
+		b := h.Bins[:0]
+		binArrays.Put(&b)
+	}
+	h.Bins = nil
 }
 
 // Limit coarsens the histogram until it has at most maxBins bins (at
@@ -100,6 +148,17 @@ func (h *Histogram) Limit(maxBins int) {
 	for len(h.Bins) > max(maxBins, 1) {
 		h.coarsen()
 	}
+}
+
+// Shrink is Limit(maxBins) with the bins moved to an array of their
+// length: the histogram's growing array goes to the next histogram that
+// starts, so that a signal kept per process of a long job costs its bins
+// and no fresh full-sized array per process.
+func (h *Histogram) Shrink(maxBins int) {
+	h.Limit(maxBins)
+	bins := slices.Clone(h.Bins)
+	h.release()
+	h.Bins = bins
 }
 
 // coarsen doubles the width, adding bins in aligned pairs.
@@ -133,17 +192,23 @@ func (h *Histogram) Merge(o *Histogram) error {
 		h.WidthNs, h.First, h.Bins = o.WidthNs, o.First, append([]float64(nil), o.Bins...)
 		return nil
 	}
-	src := *o
-	src.Bins = append([]float64(nil), o.Bins...)
-	for src.WidthNs < h.WidthNs {
+	// src is o until it must be coarsened, which is done on a copy.
+	src, copied := *o, false
+	coarsenSrc := func() {
+		if !copied {
+			src.Bins, copied = append([]float64(nil), src.Bins...), true
+		}
 		src.coarsen()
+	}
+	for src.WidthNs < h.WidthNs {
+		coarsenSrc()
 	}
 	for h.WidthNs < src.WidthNs {
 		h.coarsen()
 	}
 	h.cover(src.First, src.First+int64(len(src.Bins))-1)
 	for src.WidthNs < h.WidthNs { // cover may have coarsened h further
-		src.coarsen()
+		coarsenSrc()
 	}
 	for i, v := range src.Bins {
 		h.Bins[src.First+int64(i)-h.First] += v

@@ -503,6 +503,13 @@ func (b *Builder) Partial(rank int, model bool, steps uint64, score float64) *Pa
 	return p
 }
 
+// release hands the builder's signal arrays to the next builder's (the
+// partials hold copies); the builder is not used after.
+func (b *Builder) release() {
+	b.write.release()
+	b.read.release()
+}
+
 func cloneHistogram(h *Histogram) Histogram {
 	c := *h
 	c.Bins = append([]float64(nil), h.Bins...)

@@ -2,6 +2,7 @@ package job
 
 import (
 	"math"
+	"sync"
 
 	"iopred/analyzer/ftio"
 	"iopred/predictor/pattern"
@@ -259,14 +260,36 @@ func periodOf(x, other []float64, t0 float64, width int64) *Period {
 			other = halfOf(other)
 		}
 	}
+	// The rungs of the ladder are analysed at once (the finest costs
+	// about half of all): after the traces are read in parallel, this is
+	// the longest step left to one core. The ladder stops at the first
+	// rung FTIO cannot analyse, as one rung after another would.
+	type rung struct {
+		x     []float64
+		width int64
+		res   ftio.Result
+		err   error
+	}
+	var rungs []*rung
+	for len(x) >= MinLadderSamples || rungs == nil {
+		rungs = append(rungs, &rung{x: x, width: width})
+		halve()
+	}
+	var wg sync.WaitGroup
+	for _, r := range rungs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.res, r.err = ftio.AnalyzeSignal(r.x, t0, 1e9/float64(r.width), ftio.Options{MinCycles: MinCycles})
+		}()
+	}
+	wg.Wait()
 	var results []ftio.Result
-	for len(x) >= MinLadderSamples || results == nil {
-		res, err := ftio.AnalyzeSignal(x, t0, 1e9/float64(width), ftio.Options{MinCycles: MinCycles})
-		if err != nil {
+	for _, r := range rungs {
+		if r.err != nil {
 			break
 		}
-		results = append(results, res)
-		halve()
+		results = append(results, r.res)
 	}
 	if len(results) == 0 {
 		return nil

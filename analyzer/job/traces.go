@@ -361,6 +361,7 @@ func (t *TraceReader) End(readErr error) {
 		steps, score = t.model.ContextScore()
 	}
 	t.res = rankResult{p: t.b.Partial(t.rank, ran, steps, score), rank: t.rank, usedMPI: t.usedMPI, err: readErr}
+	t.b.release()
 	t.b, t.model = nil, nil
 }
 

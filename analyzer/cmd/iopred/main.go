@@ -61,7 +61,10 @@ func usage(w io.Writer) {
 }
 
 func main() {
-	os.Exit(runMain(os.Args[1:], os.Stdout, os.Stderr))
+	stopProfiles := startProfiles(os.Stderr)
+	code := runMain(os.Args[1:], os.Stdout, os.Stderr)
+	stopProfiles()
+	os.Exit(code)
 }
 
 func runMain(args []string, stdout, stderr io.Writer) int {

@@ -64,7 +64,12 @@ func runSummary(args []string, stdout, stderr io.Writer) error {
 		} else {
 			col = insights.NewCollector(insights.Thresholds{})
 			opt.Observer = col
+			cpuStart, clock := processCPU(), startShareClock()
 			rep, sumErr = summary.Summarize(traces, opt)
+			clock.stop()
+			if clock.on {
+				shareStats.bounds, shareStats.clocks, shareStats.cpuStart, shareStats.cpuDone = []int{0, len(traces)}, []*shareClock{clock}, cpuStart, processCPU()
+			}
 		}
 	}
 	if rep == nil {
@@ -133,11 +138,15 @@ func summarizeInShares(traces []string, opt summary.Options, th insights.Thresho
 	bounds := shareBounds(traces, jobs)
 	sums := make([]*summary.Partial, len(bounds)-1)
 	cols := make([]*insights.Collector, len(bounds)-1)
+	clocks := make([]*shareClock, len(bounds)-1)
+	cpuStart := processCPU()
 	var wg sync.WaitGroup
 	for k := range sums {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			clocks[k] = startShareClock()
+			defer clocks[k].stop()
 			col := insights.NewShareCollector(th)
 			o := opt
 			o.Observer, o.Jobs = col, 1
@@ -145,6 +154,9 @@ func summarizeInShares(traces []string, opt summary.Options, th insights.Thresho
 		}()
 	}
 	wg.Wait()
+	if clocks[0].on {
+		shareStats.bounds, shareStats.clocks, shareStats.cpuStart, shareStats.cpuDone = bounds, clocks, cpuStart, processCPU()
+	}
 	rep, err := summary.Combine(traces, sums, opt)
 	return rep, insights.Combine(th, cols), err
 }
