@@ -29,11 +29,7 @@ func TestAlignedTimeLineAndShape(t *testing.T) {
 	}
 	for i, st := range stretches {
 		n := int(5000 * st / step)
-		w, r := make([]float64, n), make([]float64, n)
-		for k := range w {
-			w[k] = 2e8 + 2e7*rng.Float64()
-			r[k] = 1e8 + 1e7*rng.Float64()
-		}
+		w, r := quietRates(n, rng)
 		for _, at := range starts {
 			put(w, at*st, vol, rate/(1+(st-1)*rng.Float64()))
 		}
@@ -89,11 +85,7 @@ func TestSupportedShare(t *testing.T) {
 	var samples []Sample
 	for i := range 7 {
 		n := int(3200 * (1 + 0.01*float64(i)) / step)
-		w, r := make([]float64, n), make([]float64, n)
-		for k := range w {
-			w[k] = 2e8 + 2e7*rng.Float64()
-			r[k] = 1e8 + 1e7*rng.Float64()
-		}
+		w, r := quietRates(n, rng)
 		for _, at := range starts {
 			for q := at * (1 + 0.01*float64(i)); q < at*(1+0.01*float64(i))+vol/rate; q += step {
 				w[int(q/step)] += rate
@@ -151,11 +143,7 @@ func TestAlignedBurstTheAnchorMisses(t *testing.T) {
 	var samples []Sample
 	for i, st := range stretches {
 		n := int(3700 * st / step)
-		w, r := make([]float64, n), make([]float64, n)
-		for k := range w {
-			w[k] = 2e8 + 2e7*rng.Float64()
-			r[k] = 1e8 + 1e7*rng.Float64()
-		}
+		w, r := quietRates(n, rng)
 		for _, at := range starts {
 			put(w, at*st+10*rng.NormFloat64(), vol, rate)
 		}
@@ -216,4 +204,15 @@ func TestTimelineGap(t *testing.T) {
 			t.Errorf("wavelet %d points, aligned %d: gap %g, want %g", c.w, c.a, got, c.want)
 		}
 	}
+}
+
+// quietRates returns n steps of the background every run shows: writes
+// of 200 to 220 MB/s and reads of 100 to 110 MB/s, drawn from rng.
+func quietRates(n int, rng *rand.Rand) (w, r []float64) {
+	w, r = make([]float64, n), make([]float64, n)
+	for k := range w {
+		w[k] = 2e8 + 2e7*rng.Float64()
+		r[k] = 1e8 + 1e7*rng.Float64()
+	}
+	return w, r
 }
