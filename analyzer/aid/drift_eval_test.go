@@ -27,22 +27,11 @@ func simulateDrift(tb testing.TB, seed uint64, days float64, maxOSTs int) *simLo
 	if maxOSTs > 0 && s.OSTs > maxOSTs {
 		s.OSTs = maxOSTs
 	}
-	osts := make([]string, s.OSTs)
-	for i := range osts {
-		osts[i] = s.OSTName(i)
-	}
-	m := centersim.NewMemoryLog(s.Start, s.Step(), osts)
-	res, err := centersim.Run(s, centersim.Options{Seed: seed, Sinks: []centersim.Sink{m}})
+	m, res, jobs, err := centersim.RunInMemory(s, seed)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	sl := &simLog{log: m, res: res}
-	for _, j := range res.Jobs {
-		if j.Started() {
-			sl.jobs = append(sl.jobs, j.Job)
-		}
-	}
-	return sl
+	return &simLog{log: m, res: res, jobs: jobs}
 }
 
 // driftCheck learns one drift-aid center and compares with its truth.

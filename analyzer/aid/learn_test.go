@@ -61,21 +61,11 @@ func simulate(t testing.TB) *simLog {
 	if err := s.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	osts := make([]string, s.OSTs)
-	for i := range osts {
-		osts[i] = s.OSTName(i)
-	}
-	m := centersim.NewMemoryLog(s.Start, s.Step(), osts)
-	res, err := centersim.Run(s, centersim.Options{Seed: 3, Sinks: []centersim.Sink{m}})
+	m, res, jobs, err := centersim.RunInMemory(s, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sl := &simLog{log: m, res: res}
-	for _, j := range res.Jobs {
-		if j.Started() {
-			sl.jobs = append(sl.jobs, j.Job)
-		}
-	}
+	sl := &simLog{log: m, res: res, jobs: jobs}
 	simCache = sl
 	return sl
 }

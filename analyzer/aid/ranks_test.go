@@ -122,20 +122,9 @@ func TestLearnRanksIdentical(t *testing.T) {
 	if err := s.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	osts := make([]string, s.OSTs)
-	for i := range osts {
-		osts[i] = s.OSTName(i)
-	}
-	m := centersim.NewMemoryLog(s.Start, s.Step(), osts)
-	res, err := centersim.Run(s, centersim.Options{Seed: 5, Sinks: []centersim.Sink{m}})
+	m, _, jobs, err := centersim.RunInMemory(s, 5)
 	if err != nil {
 		t.Fatal(err)
-	}
-	var jobs []serverlog.Job
-	for _, j := range res.Jobs {
-		if j.Started() {
-			jobs = append(jobs, j.Job)
-		}
 	}
 	day := func(n int) time.Time { return dayStart(s.Start).AddDate(0, 0, n) }
 	in := LearnInput{Source: m, SourceName: "sim", Jobs: jobs, Now: time.Unix(0, 0)}

@@ -241,7 +241,7 @@ func newEngine(s *Scenario, opt Options, w *workload) *engine {
 		e.chunkLen = max(1, min(int(86400/e.step), (1<<22)/n))
 	}
 	if opt.Advisor != nil {
-		e.hist = NewMemoryLog(s.Start, s.Step(), e.ostNames())
+		e.hist = NewMemoryLog(s.Start, s.Step(), e.s.OSTNames())
 	}
 	for _, j := range w.jobs {
 		if !math.IsNaN(j.submit) {
@@ -263,14 +263,6 @@ func sortRanges(r [][2]int) {
 }
 
 func (e *engine) totalSamples() int { return int(math.Ceil(e.s.Days * 86400 / e.step)) }
-
-func (e *engine) ostNames() []string {
-	names := make([]string, e.s.OSTs)
-	for i := range names {
-		names[i] = e.s.OSTName(i)
-	}
-	return names
-}
 
 func (e *engine) run() error {
 	total := e.totalSamples()
@@ -750,7 +742,7 @@ func (e *engine) finalize(k int) error {
 	}
 	if e.chunk == nil {
 		n := min(e.chunkLen, e.totalSamples()-k)
-		e.chunk = &serverlog.Rates{Start: e.s.Start.Add(dur(float64(k) * e.step)), Step: e.s.Step(), OSTs: e.ostNames(),
+		e.chunk = &serverlog.Rates{Start: e.s.Start.Add(dur(float64(k) * e.step)), Step: e.s.Step(), OSTs: e.s.OSTNames(),
 			Read: make([][]float64, e.s.OSTs), Write: make([][]float64, e.s.OSTs)}
 		for i := range e.chunk.Read {
 			e.chunk.Read[i] = make([]float64, n)

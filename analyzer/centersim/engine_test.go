@@ -27,10 +27,7 @@ func runQuiet(t *testing.T, s *Scenario, opt Options) (*Result, *MemoryLog) {
 	if err := s.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	names := make([]string, s.OSTs)
-	for i := range names {
-		names[i] = s.OSTName(i)
-	}
+	names := s.OSTNames()
 	mem := NewMemoryLog(s.Start, s.Step(), names)
 	opt.Sinks = append(opt.Sinks, mem)
 	res, err := Run(s, opt)

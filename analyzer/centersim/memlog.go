@@ -117,3 +117,21 @@ func widen(x []float32) []float64 {
 
 // Close releases nothing: the log stays readable.
 func (m *MemoryLog) Close() error { return nil }
+
+// RunInMemory runs s with seed into a MemoryLog of all its OSTs and
+// returns the log, the result, and the jobs that started, as a job log
+// (sacct) lists them: what a learner reads from a center with no files.
+func RunInMemory(s *Scenario, seed uint64) (*MemoryLog, *Result, []serverlog.Job, error) {
+	m := NewMemoryLog(s.Start, s.Step(), s.OSTNames())
+	res, err := Run(s, Options{Seed: seed, Sinks: []Sink{m}})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	var jobs []serverlog.Job
+	for _, j := range res.Jobs {
+		if j.Started() {
+			jobs = append(jobs, j.Job)
+		}
+	}
+	return m, res, jobs, nil
+}

@@ -214,6 +214,15 @@ func (s *Scenario) Step() time.Duration { return time.Duration(s.StepS) * time.S
 // OSTName returns the LMT name of OST i.
 func (s *Scenario) OSTName(i int) string { return fmt.Sprintf("%s-OST%04x", s.FS, i) }
 
+// OSTNames returns the names of all the scenario's OSTs, in index order.
+func (s *Scenario) OSTNames() []string {
+	names := make([]string, s.OSTs)
+	for i := range names {
+		names[i] = s.OSTName(i)
+	}
+	return names
+}
+
 // Validate fills the defaults and checks the scenario, naming the field
 // at fault.
 func (s *Scenario) Validate() error {

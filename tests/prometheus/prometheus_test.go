@@ -82,10 +82,7 @@ func setup(t *testing.T) *fixture {
 	if err := s.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	osts := make([]string, s.OSTs)
-	for i := range osts {
-		osts[i] = s.OSTName(i)
-	}
+	osts := s.OSTNames()
 	f := &fixture{lmt: filepath.Join(dir, "lmt.sqlite3"), s: s}
 	w, err := lmtdb.Create(f.lmt, s.FS, osts, false, time.UTC)
 	if err != nil {

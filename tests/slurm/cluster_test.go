@@ -19,7 +19,6 @@ import (
 
 	"iopred/analyzer/aid"
 	"iopred/analyzer/centersim"
-	"iopred/analyzer/serverlog"
 	"iopred/tests/promtest"
 	"iopred/tests/testenv"
 )
@@ -354,20 +353,9 @@ func knowledge(t testing.TB, dir string) {
 	if err := s.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	osts := make([]string, s.OSTs)
-	for i := range osts {
-		osts[i] = s.OSTName(i)
-	}
-	m := centersim.NewMemoryLog(s.Start, s.Step(), osts)
-	res, err := centersim.Run(s, centersim.Options{Seed: 2, Sinks: []centersim.Sink{m}})
+	m, _, jobs, err := centersim.RunInMemory(s, 2)
 	if err != nil {
 		t.Fatal(err)
-	}
-	var jobs []serverlog.Job
-	for _, j := range res.Jobs {
-		if j.Started() {
-			jobs = append(jobs, j.Job)
-		}
 	}
 	st, err := aid.Learn(context.Background(), dir, aid.LearnInput{Source: m, SourceName: "sim", Jobs: jobs})
 	if err != nil {

@@ -72,10 +72,7 @@ func TestLMTWriter(t *testing.T) {
 	s, _ := centersim.Preset("small")
 	s.Days, s.Outages = 0.25, 1
 	dir := t.TempDir()
-	names := make([]string, s.OSTs)
-	for i := range names {
-		names[i] = s.OSTName(i)
-	}
+	names := s.OSTNames()
 	per, err := Create(filepath.Join(dir, "per.sqlite3"), s.FS, names, false, time.UTC)
 	if err != nil {
 		t.Fatal(err)
@@ -159,10 +156,7 @@ func (f sinkFunc) WriteCounters(r *serverlog.Rates, lost []bool) error {
 
 func run(t *testing.T, s *centersim.Scenario, opt centersim.Options) (*centersim.Result, *centersim.MemoryLog) {
 	t.Helper()
-	names := make([]string, s.OSTs)
-	for i := range names {
-		names[i] = s.OSTName(i)
-	}
+	names := s.OSTNames()
 	mem := centersim.NewMemoryLog(s.Start, s.Step(), names)
 	opt.Sinks = append(opt.Sinks, mem)
 	res, err := centersim.Run(s, opt)
@@ -196,10 +190,7 @@ func BenchmarkIOSIScaleLMT(b *testing.B) {
 func BenchmarkLMTRows(b *testing.B) {
 	s, _ := centersim.Preset("small")
 	s.Days, s.Foreign.Jobs = 1, 0
-	names := make([]string, s.OSTs)
-	for i := range names {
-		names[i] = s.OSTName(i)
-	}
+	names := s.OSTNames()
 	mem := centersim.NewMemoryLog(s.Start, s.Step(), names)
 	if _, err := centersim.Run(s, centersim.Options{Seed: 1, Sinks: []centersim.Sink{mem}}); err != nil {
 		b.Fatal(err)

@@ -205,10 +205,7 @@ func simulateCenter(args []string, stdout, stderr io.Writer) error {
 	var sinks []centersim.Sink
 	var lmt *lmtdb.Writer
 	if *lmtPath != "none" {
-		osts := make([]string, s.OSTs)
-		for i := range osts {
-			osts[i] = s.OSTName(i)
-		}
+		osts := s.OSTNames()
 		if lmt, err = lmtdb.Create(*lmtPath, s.FS, osts, *aggregate, loc); err != nil {
 			return err
 		}
