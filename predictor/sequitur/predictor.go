@@ -319,9 +319,30 @@ func (p *Predictor) advance(from []int32, age int32, hyp uint8, missed bool, out
 	if len(out) >= budget {
 		return out
 	}
-	g := p.g
 	nodes := p.stack(len(from) + 4)[:len(from)]
 	copy(nodes, from)
+	return p.advanceOwned(nodes, age, hyp, missed, out, budget)
+}
+
+// advanceFrom is advance from the one-level mark {o}. Its stack comes
+// from p.stack as advance's would (the same size, so the same stacks are
+// reused and recycled): a []int32{o} passed to advance from inside
+// advance went to the heap, escape analysis being conservative about
+// recursive calls, an allocation at every occurrence of a finished
+// rule the marks fan out to.
+func (p *Predictor) advanceFrom(o, age int32, hyp uint8, missed bool, out []path, budget int) []path {
+	if len(out) >= budget {
+		return out
+	}
+	nodes := p.stack(1 + 4)[:1]
+	nodes[0] = o
+	return p.advanceOwned(nodes, age, hyp, missed, out, budget)
+}
+
+// advanceOwned is advance on nodes, a stack of the predictor's own that
+// it may change, keep in the result, or recycle.
+func (p *Predictor) advanceOwned(nodes []int32, age int32, hyp uint8, missed bool, out []path, budget int) []path {
+	g := p.g
 	if age > ageCap {
 		age = ageCap
 	}
@@ -346,7 +367,7 @@ func (p *Predictor) advance(from []int32, age int32, hyp uint8, missed bool, out
 			return out // end of the input so far: nothing follows yet
 		}
 		for o := g.rules[r].firstUse; o != nilNode && len(out) < budget; o = g.nodes[o].nextUse {
-			out = p.advance([]int32{o}, age, hyp, missed, out, budget)
+			out = p.advanceFrom(o, age, hyp, missed, out, budget)
 		}
 		return out
 	}
@@ -365,7 +386,7 @@ func (p *Predictor) discover() {
 	start := len(p.paths)
 	for o := g.head(g.nodes[x].sym); o != nilNode && len(p.paths)-start < 2*MaxPaths; o = g.nodes[o].nextUse {
 		if o != x {
-			p.paths = p.advance([]int32{o}, 0, hypNone, false, p.paths, len(p.paths)+2*MaxPaths-(len(p.paths)-start))
+			p.paths = p.advanceFrom(o, 0, hypNone, false, p.paths, len(p.paths)+2*MaxPaths-(len(p.paths)-start))
 		}
 	}
 	for i := start; i < len(p.paths); i++ {
