@@ -146,3 +146,32 @@ func TestSortStableMatchesReference(t *testing.T) {
 		}
 	}
 }
+
+// TestPinsAcrossModes checks the pins after every symbol on streams that
+// go back and forth between Append's general case (after which the marks
+// are not pinned and the grammar tells every rewrite, obsAll) and allHit
+// (which pins them again): noisy loops and cycles. checkMarks counts
+// the marks holding each node; the test also fails if a stream never
+// went through both modes, which would leave one unchecked.
+func TestPinsAcrossModes(t *testing.T) {
+	for _, kind := range []noiseKind{substitution, insertion, deletion} {
+		t.Run(kind.String(), func(t *testing.T) {
+			p := NewPredictor()
+			var all, pinned int
+			for i, s := range corrupt(nestedLoop(3_000), kind, 0.05, 8, 1) {
+				p.Append(s)
+				if p.g.obsAll {
+					all++
+				} else {
+					pinned++
+				}
+				if err := checkMarks(p); err != nil {
+					t.Fatalf("after symbol %d (obsAll %v): %v", i, p.g.obsAll, err)
+				}
+			}
+			if all == 0 || pinned == 0 {
+				t.Fatalf("%d symbols with the marks unpinned, %d pinned: want both", all, pinned)
+			}
+		})
+	}
+}

@@ -201,16 +201,24 @@ func (p *Predictor) Append(sym int) {
 			}
 		}
 	}
+	// The marks change wholesale: rather than unpin the old ones and pin
+	// the new ones (every level of every mark, at every symbol on a
+	// noisy stream), the grammar tells every rewrite until allHit pins
+	// the marks again (obsAll). The observer methods then find the marks
+	// that hold the rewritten nodes themselves, which is what the pins'
+	// gate left them to do: the marks come out the same.
+	if !g.obsAll {
+		for i := range old {
+			p.unpin(&old[i])
+		}
+		g.obsAll = true
+	}
 	for i := range old {
-		p.unpin(&old[i])
 		p.recycle(old[i].nodes)
 		old[i].nodes = nil
 	}
 	p.spare = old[:0]
 	p.paths = next
-	for i := range p.paths {
-		p.pin(&p.paths[i])
-	}
 	g.Append(sym) // rewrites update p.paths through the observer methods
 	if !hit || len(p.paths) == 0 {
 		p.discover()
@@ -249,6 +257,15 @@ func (p *Predictor) allHit(sym int32, cont bool) bool {
 			i--
 		}
 		levels[k] = i
+	}
+	if g.obsAll {
+		// After Append's general case the marks are not pinned: pin
+		// them, and the grammar goes back to telling only the
+		// rewrites of pinned nodes.
+		g.obsAll = false
+		for k := range ps {
+			p.pin(&ps[k])
+		}
 	}
 	for k := range ps {
 		q := &ps[k]
@@ -414,13 +431,22 @@ func (p *Predictor) recycle(s []int32) {
 	}
 }
 
+// pin counts q's nodes as held, unless the grammar tells every rewrite
+// (obsAll), when pins are not kept.
 func (p *Predictor) pin(q *path) {
+	if p.g.obsAll {
+		return
+	}
 	for _, n := range q.nodes {
 		p.g.nodes[n].pins++
 	}
 }
 
+// unpin undoes pin.
 func (p *Predictor) unpin(q *path) {
+	if p.g.obsAll {
+		return
+	}
 	for _, n := range q.nodes {
 		p.g.nodes[n].pins--
 	}
@@ -833,9 +859,11 @@ func (p *Predictor) substituted(a, b, ref, ra, rb int32) {
 			if n == b {
 				inner = rb
 			}
-			g.nodes[n].pins--
-			g.nodes[ref].pins++
-			g.nodes[inner].pins++
+			if !g.obsAll {
+				g.nodes[n].pins--
+				g.nodes[ref].pins++
+				g.nodes[inner].pins++
+			}
 			// Shift the levels below i down by one, by hand: they are a
 			// few, and copy's call to memmove cost more than the moves.
 			q.nodes = append(q.nodes, 0)
@@ -857,7 +885,9 @@ func (p *Predictor) expanded(ref int32) {
 		q := &p.paths[pi]
 		for i, n := range q.nodes {
 			if n == ref {
-				p.g.nodes[ref].pins--
+				if !p.g.obsAll {
+					p.g.nodes[ref].pins--
+				}
 				q.nodes = append(q.nodes[:i], q.nodes[i+1:]...)
 				break
 			}
