@@ -109,7 +109,8 @@ func TestCycleOfARun(t *testing.T) {
 // TestSortStableMatchesReference checks sortStable's orders against
 // slices.SortStableFunc on marks built to tie: few distinct nodes (equal
 // first two levels, equal whole marks, prefixes of one another), votes
-// drawn from a handful of values, and node indexes above 2^30
+// drawn from a handful of values or from more than sortByFewVotes
+// groups, and node indexes above 2^30
 // (the keys' high bits). A mark's run holds its index, so the
 // comparison sees the order of equal marks too, which is what stability
 // fixes.
@@ -128,7 +129,12 @@ func TestSortStableMatchesReference(t *testing.T) {
 					nodes[j] += 1 << 30
 				}
 			}
-			ps[i] = path{nodes: nodes, vote: float64(1+r.Intn(3)) / float64(1+r.Intn(2)), run: int32(i)}
+			vote := float64(1+r.Intn(3)) / float64(1+r.Intn(2))
+			if trial%3 == 0 {
+				// More distinct votes than sortByFewVotes groups.
+				vote = float64(1 + r.Intn(maxVoteGroups+4))
+			}
+			ps[i] = path{nodes: nodes, vote: vote, run: int32(i)}
 		}
 		for _, byNodes := range []bool{true, false} {
 			got, want := slices.Clone(ps), slices.Clone(ps)
