@@ -43,6 +43,37 @@ type offsetTable struct {
 	// fixed position of a growing file.
 	Last    int64 `msgpack:"l"`
 	HasLast bool  `msgpack:"hl"`
+	// seen is a Bloom filter of Seq.Values, the first seenN of them
+	// added: a transform whose bit is clear is not among them, and
+	// index's scan of up to OffsetBound values is skipped. On streams of
+	// offsets that repeat nothing (random reads), classifyWith scanned
+	// the whole table twice per operation. Run-time only, built from
+	// the values, which only ever grow.
+	seen  [4]uint64
+	seenN int
+}
+
+// seenBit is t's bit in offsetTable.seen.
+func seenBit(t transform) (word int, bit uint64) {
+	h := (uint64(t.Value)*0x9E3779B97F4A7C15 ^ uint64(t.Kind)) * 0xBF58476D1CE4E5B9
+	return int(h >> 62), 1 << (h >> 56 & 63)
+}
+
+// index is Seq.index(t), with the scan skipped when the filter shows t
+// is not in the table.
+func (o *offsetTable) index(t transform) int {
+	vs := o.Seq.Values
+	if o.seenN > len(vs) { // a table whose values were replaced
+		o.seen, o.seenN = [4]uint64{}, 0
+	}
+	for ; o.seenN < len(vs); o.seenN++ {
+		w, b := seenBit(vs[o.seenN])
+		o.seen[w] |= b
+	}
+	if w, b := seenBit(t); o.seen[w]&b == 0 {
+		return -1
+	}
+	return o.Seq.index(t)
 }
 
 // classify chooses how to describe the move from prevEnd to offset: the
@@ -82,7 +113,7 @@ func (o *offsetTable) classifyWith(offset, prevEnd int64, fresh bool, wantAt int
 		return candidates[0], 0, false
 	}
 	for _, c := range candidates[1:] {
-		if i := o.Seq.index(c); i >= 0 {
+		if i := o.index(c); i >= 0 {
 			return c, i, true
 		}
 	}
@@ -103,7 +134,7 @@ func (o *offsetTable) observe(offset, prevEnd int64, fresh bool, bound int) (cer
 	hit = ok && o.Seq.Values[wantAt].apply(prevEnd, fresh) == offset
 	t, i, known := o.classifyWith(offset, prevEnd, fresh, wantAt, ok)
 	if !known {
-		i = o.Seq.index(t)
+		i = o.index(t)
 	}
 	o.Seq.observeAt(t, i, bound)
 	o.Last, o.HasLast = offset, true

@@ -2,6 +2,7 @@ package predictor
 
 import (
 	"math"
+	"math/rand"
 	"testing"
 )
 
@@ -139,5 +140,37 @@ func TestFileTable(t *testing.T) {
 	f.observe("/etc/conf", "data", "")
 	if got := f.predict("data", "old"); got != "/etc/conf" {
 		t.Errorf("fixed path: got %q", got)
+	}
+}
+
+// TestOffsetIndexFilter checks the offset table's filtered index against
+// the plain scan: on tables filled with random transforms up to the
+// bound and past it, every value in the table is found at its position
+// and every probe gets the scan's answer, present or not; a table whose
+// values were replaced by a shorter list (as a decoded one would be) is
+// filtered anew.
+func TestOffsetIndexFilter(t *testing.T) {
+	r := rand.New(rand.NewSource(3))
+	for trial := 0; trial < 200; trial++ {
+		var o offsetTable
+		spread := int64(1 + r.Intn(1000))
+		for step := 0; step < 60; step++ {
+			v := transform{Kind: uint8(r.Intn(3)), Value: r.Int63n(spread) - spread/2}
+			o.Seq.observe(v, 24)
+			for _, probe := range []transform{v, {Kind: uint8(r.Intn(3)), Value: r.Int63n(2*spread) - spread}} {
+				if got, want := o.index(probe), o.Seq.index(probe); got != want {
+					t.Fatalf("trial %d step %d: index(%+v) = %d, the scan says %d", trial, step, probe, got, want)
+				}
+			}
+			for i, x := range o.Seq.Values {
+				if got := o.index(x); got != i {
+					t.Fatalf("trial %d step %d: value %d (%+v) found at %d", trial, step, i, x, got)
+				}
+			}
+		}
+		o.Seq.Values = []transform{{Kind: transformAbsolute, Value: 7}}
+		if got := o.index(transform{Kind: transformAbsolute, Value: 7}); got != 0 {
+			t.Fatalf("trial %d: after the values were replaced, index = %d, want 0", trial, got)
+		}
 	}
 }

@@ -105,3 +105,79 @@ func TestCycleOfARun(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestSortStableMatchesReference checks sortStable's orders against
+// slices.SortStableFunc on marks built to tie: few distinct nodes (equal
+// first two levels, equal whole marks, prefixes of one another), votes
+// drawn from a handful of values or from more than sortByFewVotes
+// groups, and node indexes above 2^30
+// (the keys' high bits). A mark's run holds its index, so the
+// comparison sees the order of equal marks too, which is what stability
+// fixes.
+func TestSortStableMatchesReference(t *testing.T) {
+	r := rand.New(rand.NewSource(7))
+	p := NewPredictor()
+	for trial := 0; trial < 20_000; trial++ {
+		n := 1 + r.Intn(maxSortIndex)
+		big := trial%5 == 0
+		ps := make([]path, n)
+		for i := range ps {
+			nodes := make([]int32, 1+r.Intn(4))
+			for j := range nodes {
+				nodes[j] = int32(r.Intn(3))
+				if big && r.Intn(4) == 0 {
+					nodes[j] += 1 << 30
+				}
+			}
+			vote := float64(1+r.Intn(3)) / float64(1+r.Intn(2))
+			if trial%3 == 0 {
+				// More distinct votes than sortByFewVotes groups.
+				vote = float64(1 + r.Intn(maxVoteGroups+4))
+			}
+			ps[i] = path{nodes: nodes, vote: vote, run: int32(i)}
+		}
+		for _, byNodes := range []bool{true, false} {
+			got, want := slices.Clone(ps), slices.Clone(ps)
+			p.sortStable(got, byNodes)
+			order := byVote
+			if byNodes {
+				order = byNodesThenVote
+			}
+			slices.SortStableFunc(want, func(a, b path) int { return order(&a, &b) })
+			for i := range want {
+				if got[i].run != want[i].run {
+					t.Fatalf("trial %d, by nodes %v: position %d holds mark %d, want %d", trial, byNodes, i, got[i].run, want[i].run)
+				}
+			}
+		}
+	}
+}
+
+// TestPinsAcrossModes checks the pins after every symbol on streams that
+// go back and forth between Append's general case (after which the marks
+// are not pinned and the grammar tells every rewrite, obsAll) and allHit
+// (which pins them again): noisy loops and cycles. checkMarks counts
+// the marks holding each node; the test also fails if a stream never
+// went through both modes, which would leave one unchecked.
+func TestPinsAcrossModes(t *testing.T) {
+	for _, kind := range []noiseKind{substitution, insertion, deletion} {
+		t.Run(kind.String(), func(t *testing.T) {
+			p := NewPredictor()
+			var all, pinned int
+			for i, s := range corrupt(nestedLoop(3_000), kind, 0.05, 8, 1) {
+				p.Append(s)
+				if p.g.obsAll {
+					all++
+				} else {
+					pinned++
+				}
+				if err := checkMarks(p); err != nil {
+					t.Fatalf("after symbol %d (obsAll %v): %v", i, p.g.obsAll, err)
+				}
+			}
+			if all == 0 || pinned == 0 {
+				t.Fatalf("%d symbols with the marks unpinned, %d pinned: want both", all, pinned)
+			}
+		})
+	}
+}

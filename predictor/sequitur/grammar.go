@@ -28,7 +28,8 @@ type node struct {
 	// the predictor finds every occurrence of a symbol without a scan.
 	prevUse, nextUse int32
 	// pins counts the predictor paths that hold this node; the grammar
-	// tells the predictor when it rewrites a pinned node.
+	// tells the predictor when it rewrites a pinned node. While the
+	// grammar's obsAll is set, pins are not kept (all zero).
 	pins  int32
 	guard bool
 }
@@ -65,6 +66,12 @@ type Grammar struct {
 	length     int
 	size       int
 	obs        rewriteObserver
+	// obsAll: the observer's marks are not pinned, so every rewrite is
+	// told to it (which finds the marks that hold the rewritten nodes,
+	// if any, itself). The predictor sets it while its marks change
+	// wholesale at every symbol (see Predictor.Append), where pinning
+	// and unpinning every level of every mark cost more than telling.
+	obsAll bool
 	// plainRewrite makes Append and substitute take their step-by-step
 	// versions (insertAfter, substitutePlain): tests check that it
 	// changes nothing.
@@ -335,7 +342,7 @@ func (g *Grammar) substitute(s, r int32) {
 	// Nothing below allocates nodes, so the arena stays where it is.
 	nodes := g.nodes
 	S, S2, Q, R := &nodes[s], &nodes[s2], &nodes[q], &nodes[ref]
-	if g.obs != nil && (S.pins > 0 || S2.pins > 0) {
+	if g.obs != nil && (g.obsAll || S.pins > 0 || S2.pins > 0) {
 		g.obs.substituted(s, s2, ref, g.first(r), g.last(r))
 	}
 	d := &g.digrams
@@ -422,7 +429,7 @@ func (g *Grammar) substitutePlain(s, r int32) {
 	q := g.nodes[s].prev
 	s2 := g.nodes[s].next
 	ref := g.newNode(^r)
-	if g.obs != nil && (g.nodes[s].pins > 0 || g.nodes[s2].pins > 0) {
+	if g.obs != nil && (g.obsAll || g.nodes[s].pins > 0 || g.nodes[s2].pins > 0) {
 		g.obs.substituted(s, s2, ref, g.first(r), g.last(r))
 	}
 	g.unlink(s)
@@ -436,7 +443,7 @@ func (g *Grammar) substitutePlain(s, r int32) {
 // expand replaces ref, the last reference to its rule, by the rule's body
 // and deletes the rule.
 func (g *Grammar) expand(ref int32) {
-	if g.obs != nil && g.nodes[ref].pins > 0 {
+	if g.obs != nil && (g.obsAll || g.nodes[ref].pins > 0) {
 		g.obs.expanded(ref)
 	}
 	r := refRule(g.nodes[ref].sym)
@@ -552,7 +559,7 @@ func (g *Grammar) appendCompleting(sym int32) bool {
 	S = &nodes[s]
 	q := S.prev
 	Q, R := &nodes[q], &nodes[ref]
-	if g.obs != nil && S.pins > 0 {
+	if g.obs != nil && (g.obsAll || S.pins > 0) {
 		g.obs.substituted(s, n, ref, g.first(r), g.last(r))
 	}
 
