@@ -112,9 +112,6 @@ func (m *Model) laneCandidates(one func() []Prediction) []Prediction {
 		lastEnd = max(lastEnd, m.lanes[i].prevEndNs)
 	}
 	var out []Prediction
-	// ownData: the previous call's thread's own first candidate is a
-	// data call on the process's previous call's file.
-	ownData := false
 	// topLane is the lane of the first candidate after the stable sort
 	// below: the first one appended with the highest probability.
 	topLane, topProb := -1, 0.0
@@ -124,10 +121,7 @@ func (m *Model) laneCandidates(one func() []Prediction) []Prediction {
 			continue
 		}
 		m.load(i)
-		for j, p := range one() {
-			if i == cur && j == 0 && p.Offset != tracefmt.NoOffset && p.Path != "" && p.Path == m.procPrevPath {
-				ownData = true
-			}
+		for _, p := range one() {
 			p.Probability *= l.weight
 			p.Delay = max(0, p.Delay+time.Duration(l.prevEndNs-lastEnd))
 			if topLane < 0 || p.Probability > topProb {
@@ -169,7 +163,7 @@ func (m *Model) laneCandidates(one func() []Prediction) []Prediction {
 		if s, ok := m.dict[symKey{out[0].Ctx, out[0].Op}]; ok {
 			m.pending = s
 		}
-		m.threadFileFallback(out, topLane != cur, ownData)
+		m.threadFileFallback(out, topLane != cur)
 		if base >= 0 {
 			m.scoreProcessSuccessor(out, procPrev, base, baseLane, topLane, cur, basePath, !cross && baseLane != cur)
 		}
@@ -279,17 +273,7 @@ func (m *Model) closedData(p *Prediction) bool {
 // and size; the bet stays among the candidates), else as below. A bet on
 // a change of thread that is a data call on a file not open (closedData)
 // yields whatever the scores say.
-//
-// A bet on a change of thread right after the previous call's thread
-// opened a file, when that thread's own first candidate is a read or
-// write of the file (ownData), yields whatever the scores say: a thread
-// that opens a file to move data is about to use it, and the bet's score
-// comes from other calls (fio's checkpoint job opening its file in the
-// middle of a read and write mix: bets on the mix's thread had been right
-// after the disk-usage thread's polls, and outvoted the checkpoint's
-// first write). Its outcome is scored with the other bets on a change of
-// thread, as before.
-func (m *Model) threadFileFallback(out []Prediction, switching, ownData bool) {
+func (m *Model) threadFileFallback(out []Prediction, switching bool) {
 	if m.opt.NoFallback {
 		return
 	}
@@ -303,7 +287,7 @@ func (m *Model) threadFileFallback(out []Prediction, switching, ownData bool) {
 	if switching {
 		useBase = m.threadFile[1].preferBase(false)
 	}
-	if !useBase && !(switching && (m.closedData(p) || (ownData && m.prev >= 0 && isOpen(m.syms[m.prev].Op)))) {
+	if !useBase && !(switching && m.closedData(p)) {
 		return
 	}
 	if switching {
