@@ -734,9 +734,9 @@ func (w *walker) next(s int, prob float64) Prediction {
 			// certain, as it does not let OffArb score it. (On the same
 			// file it may: fio repeats its random offsets from run to
 			// run, which a loaded model knows, past the first.) Nor, at
-			// the first data
-			// call on a newly opened file, does a move the table saw
-			// only once, however often the transition came: which of
+			// the first data call on a newly opened file, does a move
+			// the table saw only once, however often the transition
+			// came: which of
 			// two threads first reaches a shared call after its open is
 			// the scheduler's choice (a loaded model's read at the
 			// random reader's first block, seen before the sequential
