@@ -736,9 +736,8 @@ func (w *walker) next(s int, prob float64) Prediction {
 			// run, which a loaded model knows, past the first.) Nor, at
 			// the first data call on a newly opened file, does a move
 			// the table saw only once, however often the transition
-			// came: which of
-			// two threads first reaches a shared call after its open is
-			// the scheduler's choice (a loaded model's read at the
+			// came: which of two threads first reaches a shared call
+			// after its open is the scheduler's choice (a loaded model's read at the
 			// random reader's first block, seen before the sequential
 			// reader's read at 0 in the earlier run, named for the
 			// sequential reader's first read when it came first). On a
