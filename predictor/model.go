@@ -724,7 +724,8 @@ func (w *walker) next(s int, prob float64) Prediction {
 		f := w.file(path)
 		var certain, fromStream bool
 		if t != nil {
-			p.Offset, certain = t.Offsets.predict(f.end, f.fresh, transAhead)
+			var seen uint64
+			p.Offset, certain, seen = t.Offsets.predict(f.end, f.fresh, transAhead)
 			// With several threads, a transition seen once may have been
 			// another thread's call through the same call site, on its
 			// own file (fio's random reader's first read after its
@@ -732,8 +733,17 @@ func (w *walker) next(s int, prob float64) Prediction {
 			// occurrence on another file does not make the table
 			// certain, as it does not let OffArb score it. (On the same
 			// file it may: fio repeats its random offsets from run to
-			// run, which a loaded model knows.)
-			certain = certain && (t.Count > 1 || len(m.lanes) < 2 || t.Files.LastPath == path)
+			// run, which a loaded model knows, past the first.) Nor, at
+			// the first data call on a newly opened file, does a move
+			// the table saw only once, however often the transition
+			// came: which of two threads first reaches a shared call
+			// after its open is the scheduler's choice (a loaded model's read at the
+			// random reader's first block, seen before the sequential
+			// reader's read at 0 in the earlier run, named for the
+			// sequential reader's first read when it came first). On a
+			// tie with contiguous access such a move yields; OffArb
+			// still scores it.
+			certain = certain && (len(m.lanes) < 2 || ((t.Count > 1 || t.Files.LastPath == path) && (!f.fresh || seen > 1)))
 		} else {
 			p.Offset = transform{}.apply(f.end, f.fresh)
 		}

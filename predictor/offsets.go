@@ -143,16 +143,30 @@ func (o *offsetTable) observe(offset, prevEnd int64, fresh bool, bound int) (cer
 
 // predict gives the offset of the transition's occurrence `ahead` steps
 // after the next one. Past the bound it falls back to sequential, as the
-// paper does, and says it is not certain.
-func (o *offsetTable) predict(prevEnd int64, fresh bool, ahead int) (offset int64, certain bool) {
+// paper does, and says it is not certain. seen is how many times the
+// table saw the transformation it names, when it is certain.
+func (o *offsetTable) predict(prevEnd int64, fresh bool, ahead int) (offset int64, certain bool, seen uint64) {
 	if o.Seq.Over {
-		return transform{}.apply(prevEnd, fresh), false
+		return transform{}.apply(prevEnd, fresh), false, 0
+	}
+	if ahead == 0 {
+		// nextIndex is next(0) with the value's position, which gives
+		// its count at no extra lookup.
+		i, certain, ok := o.Seq.nextIndex()
+		if !ok {
+			return transform{}.apply(prevEnd, fresh), false, 0
+		}
+		return o.Seq.Values[i].apply(prevEnd, fresh), certain, o.Seq.Counts[i]
 	}
 	t, certain, ok := o.Seq.next(ahead)
 	if !ok {
-		return transform{}.apply(prevEnd, fresh), false
+		return transform{}.apply(prevEnd, fresh), false, 0
 	}
-	return t.apply(prevEnd, fresh), certain
+	if certain {
+		// Further ahead only a table of one value is certain.
+		seen = o.Seq.Counts[0]
+	}
+	return t.apply(prevEnd, fresh), certain, seen
 }
 
 // File relations of a transition: the next operation touches the file of

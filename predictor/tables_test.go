@@ -115,7 +115,7 @@ func TestOffsetFallbackPastBound(t *testing.T) {
 		o.observe(end+i*1000, end, false, 3)
 		end += i*1000 + 10
 	}
-	off, certain := o.predict(777, false, 0)
+	off, certain, _ := o.predict(777, false, 0)
 	if off != 777 || certain {
 		t.Errorf("predict = %d, %v; want 777 (sequential), false", off, certain)
 	}
