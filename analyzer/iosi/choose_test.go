@@ -81,9 +81,10 @@ func TestDropOddBursts(t *testing.T) {
 // TestRhythmPlaces proves where a train of kept bursts that keeps a
 // rhythm is asked for the bursts it lacks: the middle of a gap of two
 // periods, one period before the first and after the last when that is
-// within the run; and that a train without a rhythm (gaps neither one
-// period nor two, or mostly two), or of fewer than three bursts, is
-// asked for none.
+// within the run, with gaps up to a fifth of a period off (the case
+// 12% off fails at a tenth); and that a train without a rhythm (a gap
+// further off one period or two, or mostly two), or of fewer than
+// three bursts, is asked for none.
 func TestRhythmPlaces(t *testing.T) {
 	cases := []struct {
 		name string
@@ -94,6 +95,8 @@ func TestRhythmPlaces(t *testing.T) {
 		{"a gap of two periods; the run ends before a burst after the last", []int{100, 300, 700, 900}, 20, 1000, []int{500}},
 		{"no gap; room before the first and after the last", []int{300, 500, 700}, 20, 1000, []int{100, 900}},
 		{"gaps within a tenth of the period", []int{250, 460, 650, 870}, 20, 1000, []int{40}},
+		{"a gap 12% off (1008 cyd/cosmo_c's anchor)", []int{225, 455, 743, 1001, 1261}, 55, 1575, []int{1520}},
+		{"a gap 30% off", []int{100, 300, 500, 760}, 20, 2000, nil},
 		{"gaps of no rhythm", []int{100, 300, 650, 900}, 20, 1000, nil},
 		{"mostly gaps of two periods", []int{100, 300, 700, 1100}, 20, 2000, nil},
 		{"two bursts", []int{100, 300}, 20, 1000, nil},
