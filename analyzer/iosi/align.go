@@ -499,7 +499,16 @@ type matching struct {
 // which a kept burst must have a size the application writes elsewhere.
 const oddShare = 0.75
 
-// dropOddBursts drops from m the kept bursts that fewer runs show than
+// oddMaxKept is the most kept bursts dropOddBursts looks at: an hourly
+// checkpointer's few bursts set each run's stretch loosely, and another
+// job's burst lines up in enough runs to be kept; in a long train (the
+// first family's lammps_melt, 21 bursts) a small burst that fewer runs
+// show is the application's (seed 1 lost one to the rule without this
+// bound).
+const oddMaxKept = 5
+
+// dropOddBursts drops from m, when it keeps at most oddMaxKept bursts,
+// the kept bursts that fewer runs show than
 // oddShare of the best-supported one's and whose typical volume (the
 // median of their matches') is smaller than every better-supported kept
 // burst's by more than tightVolumeRatio: another job's burst that lined
@@ -513,9 +522,15 @@ const oddShare = 0.75
 // own that few runs show is lost (1008's dov/quake_d, a burst of 0.26
 // times the next smallest, 4 runs of 8).
 func dropOddBursts(m matching) {
-	top := 0
+	top, kept := 0, 0
 	for _, v := range m.vols {
 		top = max(top, len(v))
+		if v != nil {
+			kept++
+		}
+	}
+	if kept > oddMaxKept {
+		return
 	}
 	var well []float64
 	for _, v := range m.vols {

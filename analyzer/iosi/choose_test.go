@@ -41,8 +41,9 @@ func TestChooseSignature(t *testing.T) {
 // one's and that is smaller than every well-supported burst by more
 // than tightVolumeRatio (another job's burst that lined up); not one as
 // little supported but of a size the application writes elsewhere, nor
-// a larger one, nor a small one most runs show. The first case fails
-// without the rule.
+// a larger one, nor a small one most runs show, nor any in a train of
+// more than oddMaxKept kept bursts. The first case fails without the
+// rule, the long train's without oddMaxKept.
 func TestDropOddBursts(t *testing.T) {
 	runs := func(n int, vol float64) []float64 {
 		v := make([]float64, n)
@@ -64,6 +65,9 @@ func TestDropOddBursts(t *testing.T) {
 			[][]float64{runs(8, 3e11), runs(11, 1.1e11), runs(11, 2e11), runs(10, 1.1e11), runs(11, 2e11)}, []bool{true, true, true, true, true}},
 		{"a small burst most runs show",
 			[][]float64{runs(11, 5e11), runs(9, 1e11), runs(11, 5e11)}, []bool{true, true, true}},
+		{"a long train: a small burst 6 runs of 11 show is kept",
+			[][]float64{runs(11, 5e11), runs(6, 2e11), runs(10, 5e11), runs(11, 5e11), runs(11, 5e11), runs(11, 5e11), runs(11, 5e11)},
+			[]bool{true, true, true, true, true, true, true}},
 		{"a burst not kept stays out",
 			[][]float64{runs(11, 5e11), nil, runs(11, 5e11)}, []bool{true, false, true}},
 	}
