@@ -103,7 +103,10 @@ var heldOutSeeds = []uint64{101, 102, 103, 104, 105, 106}
 // one, and the signature with more supported bursts is kept; 0.887,
 // 0.815 and 2.3% since bursts the anchor misses are found with other
 // runs as the reference, and the aligned signature is kept when the two
-// time lines differ by more than 0.75%). The issue's
+// time lines differ by more than 0.75%; 0.887, 0.815 and 1.3%, and 25
+// exact of 36 rather than 23, since another job's small burst among an
+// hourly checkpointer's few is dropped and the bursts a train's rhythm
+// lacks are looked for). The issue's
 // goal (0.90, 0.85, 5 of 6 exact) is not met; README.md says where it
 // falls short.
 func TestEvaluateDrift(t *testing.T) {

@@ -51,18 +51,10 @@ func Extract(samples []Sample, o Options) (*Signature, error) {
 	}
 	sw, nw := supportedShare(sig, samples, o)
 	sa, na := supportedShare(al, samples, o)
-	switch {
-	case sa > sw+supportMargin:
+	switch chooseSignature(backing{sw, nw}, backing{sa, na}, timelineGap(sig, al), spread, o) {
+	case pickAligned:
 		return al, nil
-	case sw > sa+supportMargin:
-		return sig, nil
-	case o.TimelineShare > 0 && na > 0 && timelineGap(sig, al) > o.TimelineShare:
-		return al, nil
-	case na > nw:
-		return al, nil
-	case nw > na:
-		return sig, nil
-	case spread <= o.ChooseSpread:
+	case pickWavelet:
 		return sig, nil
 	}
 	if consistency(al, samples, o) > consistency(sig, samples, o) {
@@ -70,6 +62,54 @@ func Extract(samples []Sample, o Options) (*Signature, error) {
 	}
 	return sig, nil
 }
+
+// backing is how well the runs bear a signature out (supportedShare):
+// the share of its bytes in bursts most runs show, and the number of
+// those bursts.
+type backing struct {
+	share  float64
+	bursts int
+}
+
+// The choices between the wavelet's signature and the aligned one.
+const (
+	pickWavelet = iota
+	pickAligned
+	pickConsistent // the one more consistent with the runs
+)
+
+// chooseSignature picks between the wavelet's signature and the aligned
+// one from their backing, the gap between their time lines (timelineGap)
+// and the spread of the runs' lengths, in this order: the larger share
+// of bytes in supported bursts, by more than supportMargin; the aligned
+// one when the time lines differ by more than TimelineShare and it
+// keeps at least two supported bursts (one burst sets no stretch: the
+// aligned signature is then the anchor's single burst, and where the
+// wavelet shows more the aligned one lost a checkpoint, tuning seed
+// 1008's flo/lattice_f); the one with more supported bursts; the
+// wavelet's where the runs spread by no more than ChooseSpread; else
+// the one more consistent with the runs.
+func chooseSignature(wavelet, aligned backing, gap, spread float64, o Options) int {
+	switch {
+	case aligned.share > wavelet.share+supportMargin:
+		return pickAligned
+	case wavelet.share > aligned.share+supportMargin:
+		return pickWavelet
+	case o.TimelineShare > 0 && aligned.bursts >= minTimelineBursts && gap > o.TimelineShare:
+		return pickAligned
+	case aligned.bursts > wavelet.bursts:
+		return pickAligned
+	case wavelet.bursts > aligned.bursts:
+		return pickWavelet
+	case spread <= o.ChooseSpread:
+		return pickWavelet
+	}
+	return pickConsistent
+}
+
+// minTimelineBursts is the fewest supported bursts for the aligned
+// signature's time line to be preferred on the gap alone.
+const minTimelineBursts = 2
 
 // timelineGap is how far apart the two signatures' time lines are: the
 // wavelet's length (the TrimQuantile quantile of the run lengths) over

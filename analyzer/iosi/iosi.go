@@ -152,8 +152,17 @@ type Options struct {
 	OneMatch, AnchorTimeline bool
 	// AnchorOnly keeps only the anchor run's bursts, for comparison:
 	// without it, bursts the anchor does not show but at least half the
-	// runs do, found with other runs as the reference, are added.
+	// runs do, found with other runs as the reference, are added, and
+	// those a train of kept bursts that keeps a rhythm lacks and the
+	// runs show (rhythmBursts).
 	AnchorOnly bool
+	// KeepOddBursts keeps, for comparison, the anchor's bursts that
+	// fewer runs show than the others and whose size the application
+	// writes nowhere else (dropOddBursts drops them otherwise).
+	KeepOddBursts bool
+	// NoRhythm does not look, for comparison, for the bursts a train of
+	// kept bursts that keeps a rhythm lacks (rhythmBursts).
+	NoRhythm bool
 	// ChooseSpread extracts a signature both ways (the wavelet and
 	// CLIQUE, and burst-by-burst alignment) for an application whose
 	// runs' lengths spread by no more than AlignSpread. The one with the
