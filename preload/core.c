@@ -121,13 +121,26 @@ static _Atomic int resolve_state;
 static __thread int resolving_here;
 static void iop_resolve_all(void);
 
+/* The lookups run with every signal blocked on this thread. The loader
+ * holds its lock through dlsym and dlopen, and a signal handler that forks
+ * (with _Fork, which runs no atfork handler) in the middle of them would
+ * leave that lock held for ever in the child, whose first call of a
+ * function not looked up yet would wait on it (TestForkDuringLookups; a
+ * 2 ms timer hit this window in about one run of 80 at start-up). Other
+ * threads that fork wait in iop_await_resolved. A signal that arrives in
+ * these few milliseconds is delivered when they end, as a busy machine
+ * would delay it. */
 static void iop_resolve_all_once(void) {
   int expect = 0;
   if (!atomic_compare_exchange_strong(&resolve_state, &expect, 1)) return;
+  sigset_t all, was;
+  sigfillset(&all);
+  int masked = pthread_sigmask(SIG_BLOCK, &all, &was) == 0;
   resolving_here = 1;
   iop_resolve_all();
   resolving_here = 0;
   atomic_store(&resolve_state, 2);
+  if (masked) pthread_sigmask(SIG_SETMASK, &was, NULL);
 }
 
 /* iop_await_resolved runs before a fork: the child must not inherit the

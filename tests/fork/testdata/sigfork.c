@@ -2,7 +2,10 @@
  * child (with _Fork, the async-signal-safe fork) while the main thread
  * writes in a loop, so the signal often lands inside the library. Each
  * child writes 10 pwrites to a file named after its pid, prints its pid
- * and _exits. Usage: sigfork DIR COUNT */
+ * and _exits. Usage: sigfork DIR COUNT [FIRST_US]: the timer first fires
+ * after FIRST_US (2,000 unless given), then every 2,000 us; a small
+ * FIRST_US lands the first signal inside the library's start (its first
+ * call looks every real function up). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -40,15 +43,16 @@ static void on_alarm(int sig) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 3) return 2;
+  if (argc != 3 && argc != 4) return 2;
   dir = argv[1];
   int count = atoi(argv[2]);
+  long first = argc == 4 ? atol(argv[3]) : 2000;
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_alarm;
   sa.sa_flags = SA_RESTART;
   sigaction(SIGALRM, &sa, NULL);
-  struct itimerval it = {{0, 2000}, {0, 2000}};
+  struct itimerval it = {{0, 2000}, {0, first}};
   setitimer(ITIMER_REAL, &it, NULL);
   char path[4096], buf[64] = {0};
   snprintf(path, sizeof path, "%s/main.dat", dir);
