@@ -158,19 +158,19 @@ func TestWeakClusterDoesNotHideAnother(t *testing.T) {
 	for i, r := range runs {
 		perRun[i] = inRun(bs, r, 6*s)
 	}
-	own := func(b int) bool { return bs[b].Bytes < 2e11 }
-	large := func(b int) bool { return bs[b].Bytes > 5e11 }
+	own := candidate{func(b int) bool { return bs[b].Bytes < 2e11 }, func(b int) bool { return bs[b].Bytes < 2e11 }}
+	large := candidate{func(b int) bool { return bs[b].Bytes > 5e11 }, func(b int) bool { return bs[b].Bytes > 5e11 }}
 	o := DefaultOptions()
 	cases := []struct {
 		name         string
-		cands        []func(int) bool
+		cands        []candidate
 		wantPeriodic int
 		wantWeak     bool
 	}{
-		{"the weak cluster first", []func(int) bool{large, own}, 3, true},
-		{"the weak cluster last", []func(int) bool{own, large}, 3, true},
-		{"the weak cluster alone", []func(int) bool{large}, 0, true},
-		{"the application's own alone", []func(int) bool{own}, 3, false},
+		{"the weak cluster first", []candidate{large, own}, 3, true},
+		{"the weak cluster last", []candidate{own, large}, 3, true},
+		{"the weak cluster alone", []candidate{large}, 0, true},
+		{"the application's own alone", []candidate{own}, 3, false},
 	}
 	for _, c := range cases {
 		presence, pr, weak := bestCluster(bs, runs, perRun, c.cands, 6*s, o)

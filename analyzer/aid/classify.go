@@ -186,12 +186,23 @@ func classifyApp(key appKey, runs []Run, bursts []Burst, jobs []Run, stepNS int6
 		label[b] = labels[i]
 	}
 	nc := slices.Max(labels) + 1
-	cands := make([]func(b int) bool, 0, nc)
+	cands := make([]candidate, 0, nc)
 	for c := range nc {
-		cands = append(cands, func(b int) bool { return label[b] == c })
+		in := func(b int) bool { return label[b] == c }
+		cands = append(cands, candidate{in: in, shows: in})
 	}
 	for _, g := range byteGroups(bursts, idx, o.MinPts) {
-		cands = append(cands, func(b int) bool { return g[b] })
+		// A run shows the group's kind when it shows a burst of the
+		// group or of an OPTICS cluster one of the group's bursts is
+		// in: the group is narrower than the kind of burst that
+		// counts against a rhythm.
+		kinds := map[int]bool{}
+		for b := range g {
+			if label[b] >= 0 {
+				kinds[label[b]] = true
+			}
+		}
+		cands = append(cands, candidate{in: func(b int) bool { return g[b] }, shows: func(b int) bool { return g[b] || kinds[label[b]] }})
 	}
 	bestPresence, bestPeriodic, weakReason := bestCluster(bursts, runs, perRun, cands, stepNS, o)
 	if bestPresence < 0 {
@@ -232,6 +243,13 @@ func classifyApp(key appKey, runs []Run, bursts []Burst, jobs []Run, stepNS int6
 	return a
 }
 
+// candidate is a cluster offered to bestCluster: its bursts (in), and
+// the bursts of its kind, whose runs count against it when they keep
+// no rhythm (shows).
+type candidate struct {
+	in, shows func(b int) bool
+}
+
 // bestCluster returns the presence and periodic runs of the candidate
 // cluster (a set of bursts) that recurs in most runs (on ties, the one
 // whose periodic runs move more bytes), -1 when there is none. A
@@ -242,12 +260,12 @@ func classifyApp(key appKey, runs []Run, bursts []Burst, jobs []Run, stepNS int6
 // (seed 603's pro0/newcode_0: an OPTICS cluster with other jobs' bursts
 // in it, weak in one of its two periodic runs, beat the byte group of
 // its own checkpoints, periodic in all three).
-func bestCluster(bursts []Burst, runs []Run, perRun [][]int, cands []func(b int) bool, stepNS int64, o Options) (float64, []periodicRun, string) {
+func bestCluster(bursts []Burst, runs []Run, perRun [][]int, cands []candidate, stepNS int64, o Options) (float64, []periodicRun, string) {
 	bestPresence, bestBytes := -1.0, 0.0
 	var bestPeriodic []periodicRun
 	weakReason := ""
-	for _, in := range cands {
-		presence, vol, pr := clusterSupport(bursts, runs, perRun, in)
+	for _, c := range cands {
+		presence, vol, pr := clusterSupport(bursts, runs, perRun, c.in, c.shows)
 		if presence >= o.Presence {
 			if n := weakRhythms(bursts, pr, clusterMatch(bursts, pr), stepNS); 2*n >= len(pr) {
 				if weakReason == "" {
@@ -396,22 +414,25 @@ func weakRhythms(bursts []Burst, pr []periodicRun, match func(Burst) bool, stepN
 
 // clusterSupport counts the runs in which the bursts in (a cluster)
 // recur: it returns the presence (the periodic runs over the runs that
-// show a burst of the cluster, 0 unless they are two or more and
+// show a burst of the cluster's kind (shows: the cluster itself, or a
+// byte group's OPTICS clusters), 0 unless they are two or more and
 // minShare of all runs), the periodic runs' bytes in the cluster, and
 // the periodic runs.
-func clusterSupport(bursts []Burst, runs []Run, perRun [][]int, in func(b int) bool) (float64, float64, []periodicRun) {
+func clusterSupport(bursts []Burst, runs []Run, perRun [][]int, in, shows func(b int) bool) (float64, float64, []periodicRun) {
 	var pr []periodicRun
 	shown := 0
 	var few [][]int // runs with two or three bursts of the cluster, not periodic on their own
 	var fewRuns []Run
 	for i, r := range runs {
 		var times []int
+		show := false
 		for _, b := range perRun[i] {
 			if in(b) {
 				times = append(times, b)
 			}
+			show = show || shows(b)
 		}
-		if len(times) > 0 {
+		if show {
 			shown++
 		}
 		if ok, iv, on := periodic(bursts, times, r); ok {
