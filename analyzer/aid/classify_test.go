@@ -250,7 +250,7 @@ func TestOneInterval(t *testing.T) {
 		if got := len(oneInterval(pr)); got != c.want {
 			t.Errorf("%s: %d runs at the application's interval, want %d", c.name, got, c.want)
 		}
-		presence, _, got := clusterSupport(bursts, runs, perRun, func(int) bool { return true })
+		presence, _, got := clusterSupport(bursts, runs, perRun, func(int) bool { return true }, func(int) bool { return true })
 		if supported := 2*c.want >= len(c.ivs); (presence > 0) != supported {
 			t.Errorf("%s: presence %.2f with %d of %d periodic runs (%d) at one interval", c.name, presence, c.want, len(c.ivs), len(got))
 		}

@@ -82,7 +82,8 @@ func TestOSTGroupsFindWhatTheAggregateCannot(t *testing.T) {
 }
 
 // TestMergeOSTGroups proves how the OST groups join the aggregate's
-// bursts: a group that is most of an aggregate burst is dropped, two
+// bursts: a group that is most of an aggregate burst is dropped, and so
+// is one of its bytes around it (seen longer on the OSTs), two
 // sizeable groups inside one replace it, a small one under a large
 // burst and one outside every burst are kept, and the result is in time
 // order.
@@ -104,6 +105,10 @@ func TestMergeOSTGroups(t *testing.T) {
 			[]Burst{b(100, 100, 1e12, false), b(120, 30, 5e9, true)}},
 		{"under the aggregate's threshold", []Burst{b(100, 60, 1e11, false)}, []Burst{b(40, 30, 5e9, true), b(300, 30, 5e9, true)},
 			[]Burst{b(40, 30, 5e9, true), b(100, 60, 1e11, false), b(300, 30, 5e9, true)}},
+		{"the aggregate burst seen longer on its OSTs", []Burst{b(131, 30, 7.4e10, false)}, []Burst{b(111, 70, 7.55e10, true)},
+			[]Burst{b(131, 30, 7.4e10, false)}},
+		{"another job's longer burst around a short one", []Burst{b(131, 30, 7.4e10, false)}, []Burst{b(111, 70, 3e10, true)},
+			[]Burst{b(111, 70, 3e10, true), b(131, 30, 7.4e10, false)}},
 		{"no groups", []Burst{b(100, 60, 1e11, false)}, nil, []Burst{b(100, 60, 1e11, false)}},
 	}
 	for _, c := range cases {
