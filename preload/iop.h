@@ -162,7 +162,7 @@ IOP_HIDDEN void iop_context_init(void);
 IOP_HIDDEN struct iop_event *iop_ring_reserve(void);
 IOP_HIDDEN void iop_ring_commit(void);
 IOP_HIDDEN void iop_record_proc(int kind, int64_t aux);
-IOP_HIDDEN long iop_drain_and_ingest(void);
+IOP_HIDDEN void iop_drain_and_ingest(void);
 IOP_HIDDEN int iop_flush_pending(void);
 IOP_HIDDEN void iop_ring_init(void);
 IOP_HIDDEN void iop_shutdown(int reason);

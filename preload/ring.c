@@ -268,29 +268,15 @@ static long drain_locked(void) {
   return total + n;
 }
 
-/* iop_drain_and_ingest hands Go what the rings hold and returns how many
- * events that was. */
-IOP_HIDDEN long iop_drain_and_ingest(void) {
-  long n = 0;
+IOP_HIDDEN void iop_drain_and_ingest(void) {
   pthread_mutex_lock(&drain_mutex);
   if (!finished) {
-    n = drain_locked();
+    long n = drain_locked();
     /* With nothing new, Go still closes a frame that has grown too old. */
     if (n == 0 && (atomic_load_explicit(&forked_any, memory_order_relaxed) || iopGoFrameOpen())) iopGoIngest(NULL, 0);
   }
   pthread_mutex_unlock(&drain_mutex);
-  return n;
 }
-
-/* While the program records, the consumer drains every
- * IOP_BUSY_DRAIN_MS rather than every quarter of IOPRED_FLUSH_MS (at most
- * 100 ms): what it has not taken by the exit, the model and the trace
- * take then, on the exit's path (a short strided reader's last 100 ms of
- * reads, some 2.5 M instructions and their fresh pages, were ingested
- * after the program's last call). The events cost the same wherever
- * they are ingested; a drain that finds nothing puts the consumer back
- * to the long wait. */
-#define IOP_BUSY_DRAIN_MS 10
 
 /* The exiting thread's shutdown, run by the consumer (see iop_shutdown):
  * shutdown_req is the reason + 1, shutdown_done is bumped once it is over. */
@@ -323,13 +309,12 @@ static void *consumer_main(void *arg) {
       syscall(SYS_futex, &shutdown_done, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
       continue;
     }
-    long wait = wait_ms;
     if (finished) {
       if (iop_state != IOP_ACTIVE) return NULL;
     } else if (ready || (ready = atomic_load(&go_ready))) {
-      if (iop_drain_and_ingest() > 0 && wait > IOP_BUSY_DRAIN_MS) wait = IOP_BUSY_DRAIN_MS;
+      iop_drain_and_ingest();
     }
-    struct timespec ts = {wait / 1000, (wait % 1000) * 1000000};
+    struct timespec ts = {wait_ms / 1000, (wait_ms % 1000) * 1000000};
     syscall(SYS_futex, &wake_word, FUTEX_WAIT_PRIVATE, w, &ts, NULL, 0);
   }
 }
