@@ -688,14 +688,24 @@ __attribute__((constructor(101))) static void iop_init_early(void) {
   for (size_t i = 0; i < IOP_NSIG - 2; i++) sigdelset(&all, iop_go_signals[i]);
   pthread_sigmask(SIG_BLOCK, &all, &iop_saved_mask);
   /* The signal table has an entry per signal, up to SIGSTKFLT at least.
-   * runtime.mainStarted is set once the runtime has opened what it opens
-   * as it starts (the descriptor gate, files.c). */
+   * runtime.gomaxprocs (an int32) becomes non-zero once the runtime has
+   * opened and closed what it opens as it starts (the descriptor gate,
+   * files.c). runtime.MemProfileRate (an int) is zeroed here, before the
+   * runtime's thread starts: the runtime itself zeroes it in schedinit
+   * (nothing in the library reads heap profiles), but its allocations
+   * before that line sample into the profile's bucket tables, fresh
+   * memory on the path the program's first open waits for. */
   struct go_symbol syms[] = {
       {"runtime.sigtable", IOP_GO_SIGTAB_ENTRY, (SIGSTKFLT + 1) * IOP_GO_SIGTAB_ENTRY, SIZE_MAX, NULL},
-      {"runtime.mainStarted", 1, 1, 1, NULL},
+      {"runtime.gomaxprocs", 4, 4, 4, NULL},
+      {"runtime.MemProfileRate", sizeof(long), sizeof(long), sizeof(long), NULL},
   };
-  find_go_symbols(syms, iop_cfg.disabled ? 1 : 2);
+  find_go_symbols(syms, iop_cfg.disabled ? 1 : 3);
   iop_keep_go_threads_out_of_signals(syms[0].found);
+  if (syms[2].found) {
+    long off = 0;
+    memcpy(syms[2].found, &off, sizeof off);
+  }
   pthread_atfork(NULL, NULL, iop_child_after_fork);
   if (!iop_cfg.disabled) {
     iop_reserve_trace_fd();

@@ -549,22 +549,25 @@ static void gate_open(uint32_t bit) {
   syscall(SYS_futex, &fd_gate, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 }
 
-/* The Go runtime's flag runtime.mainStarted, when the library's symbol
- * table has it: the runtime opens its files (the huge page size, the
- * cgroup limits) in osinit and schedinit, on its first thread, and sets
- * the flag when runtime.main begins, after both. From then on nothing of
- * the runtime's start opens a file, and neither do the package
- * initialisers that follow: the gate opens at the flag. Waiting for the
- * rest of the runtime's start (its first threads, the garbage
- * collector's workers, the initialisers) cost the program's first open
- * most of its wait. Without the symbol the gate waits for
- * preload/internal/early's initialiser. (An earlier run's read tables,
- * which the program's first reads need, are installed by the library's
- * constructor before main: prefetch.c, iop_pf_load_tables.) */
-static const volatile unsigned char *go_main_started;
+/* The Go runtime's variable runtime.gomaxprocs, when the library's
+ * symbol table has it: the runtime opens its files (the huge page size
+ * in osinit; the cgroup CPU limits in schedinit, which it reads even with
+ * containermaxprocs=0 and closes at once) on its first thread, and
+ * schedinit sets gomaxprocs (procresize) right after the last of them.
+ * From then on nothing of the runtime's start opens a file (the rest of
+ * schedinit, the main goroutine's creation and start), and neither do
+ * the package initialisers that follow: the gate opens once it is
+ * non-zero. Waiting for runtime.main to start (the flag
+ * runtime.mainStarted, used before) added the end of the runtime's start
+ * to the program's first open; waiting for the initialisers, most of the
+ * wait. Without the symbol the gate waits for preload/internal/early's
+ * initialiser. (An earlier run's read tables, which the program's first
+ * reads need, are installed by the library's constructor before main:
+ * prefetch.c, iop_pf_load_tables.) */
+static const volatile int32_t *go_procs_set;
 
-IOP_HIDDEN void iop_fd_gate_go_starting(const void *main_started) {
-  go_main_started = main_started;
+IOP_HIDDEN void iop_fd_gate_go_starting(const void *gomaxprocs) {
+  go_procs_set = gomaxprocs;
   atomic_fetch_or(&fd_gate, GATE_GO_STARTING);
 }
 IOP_HIDDEN void iop_fd_gate_go_started(void) { gate_open(GATE_GO_STARTING); }
@@ -577,7 +580,7 @@ IOP_HIDDEN void iop_app_fd_enter(void) {
     uint32_t g = atomic_load(&fd_gate);
     if (!g) break;
     atomic_fetch_sub(&app_fd_calls, 1);
-    if ((g & GATE_GO_STARTING) && go_main_started && *go_main_started) {
+    if ((g & GATE_GO_STARTING) && go_procs_set && *go_procs_set) {
       gate_open(GATE_GO_STARTING);
       continue;
     }
@@ -588,8 +591,8 @@ IOP_HIDDEN void iop_app_fd_enter(void) {
       gate_open(GATE_PRIVATE_OPEN | GATE_GO_STARTING);
       continue;
     }
-    /* The runtime's flag is looked at every 200 us: it wakes no one. */
-    struct timespec ts = {0, (g & GATE_GO_STARTING) && go_main_started ? 200000 : 10000000};
+    /* The runtime's variable is looked at every 200 us: it wakes no one. */
+    struct timespec ts = {0, (g & GATE_GO_STARTING) && go_procs_set ? 200000 : 10000000};
     syscall(SYS_futex, &fd_gate, FUTEX_WAIT_PRIVATE, g, &ts, NULL, 0);
   }
   errno = saved;

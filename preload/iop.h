@@ -143,7 +143,7 @@ IOP_HIDDEN int iop_fd_tracked(int fd);
 IOP_HIDDEN void iop_app_fd_enter(void);
 IOP_HIDDEN void iop_app_fd_leave(void);
 IOP_HIDDEN int iop_open_private(const char *path, int flags, int mode);
-IOP_HIDDEN void iop_fd_gate_go_starting(const void *main_started);
+IOP_HIDDEN void iop_fd_gate_go_starting(const void *gomaxprocs);
 IOP_HIDDEN void iop_fd_gate_go_started(void);
 IOP_HIDDEN int64_t iop_fd_offset(int fd);
 

@@ -264,10 +264,22 @@ func (w *Writer) startRecord() {
 	}
 }
 
-// endRecord closes the frame when it has grown to FrameBytes.
+// endRecord closes the frame when it has grown to FrameBytes. When the
+// frame first grows past rawFrameMax, it will be compressed when it
+// closes: the encoder is made now, and its match table's pages touched by
+// compressing the frame so far once (the result is dropped). A process's
+// last frame closes on its exit's path, where the encoder's fresh pages
+// (some 80 page faults, a 256 KiB table) would delay the exit; the
+// preload library's consumer reaches here while the program still runs.
 func (w *Writer) endRecord() error {
 	if len(w.buf) >= w.opt.FrameBytes {
 		return w.Flush()
+	}
+	if w.enc == nil && len(w.buf) >= rawFrameMax {
+		if w.enc, w.err = newEncoder(w.opt.Level); w.err != nil {
+			return w.err
+		}
+		w.out = w.enc.EncodeAll(w.buf, w.out[:0])
 	}
 	return nil
 }

@@ -19,7 +19,7 @@
 // milliseconds on the first open of every traced process: the runtime's
 // own start is about a third of the time to the end of the last
 // initialiser here). The gate opens earlier still when the library finds
-// the runtime's runtime.mainStarted flag (preload/files.c); this
+// the runtime's variable runtime.gomaxprocs set (preload/files.c); this
 // initialiser opens it otherwise.
 package early
 
