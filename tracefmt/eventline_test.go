@@ -27,6 +27,8 @@ type referenceCtx struct {
 	byFile    bool
 	endFile   uint32
 	end       int64
+	gap       int64 // offset minus the end of the context's event before (same file)
+	stride    int64 // gap when the event before had the same gap
 }
 
 func newReferenceLines() referenceLines {
@@ -88,13 +90,23 @@ func (r *referenceLines) line(b []byte, e *Event, ctx uint32) []byte {
 		atFile := r.ends[e.FileID]
 		want := atFile
 		if c.hasEnd && !c.byFile && c.endFile == e.FileID {
-			want = c.end
+			want = c.end + c.stride
 		}
 		if !data || e.Offset != want {
 			b = strconv.AppendInt(append(b, `,"x":`...), e.Offset-want, 10)
 		}
 		next := nextOffset(data, e.Offset, e.Bytes)
 		r.ends[e.FileID] = next
+		gap := int64(0)
+		if c.hasEnd && c.endFile == e.FileID {
+			gap = e.Offset - c.end
+		}
+		if gap == c.gap {
+			c.stride = gap
+		} else {
+			c.stride = 0
+		}
+		c.gap = gap
 		c.hasEnd, c.byFile, c.endFile, c.end = true, e.Offset == atFile, e.FileID, next
 	}
 	b = strconv.AppendInt(append(b, `,"t":`...), e.StartNs-r.prevStart, 10)

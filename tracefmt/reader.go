@@ -831,7 +831,7 @@ func (r *Reader) event(ef *eventFields) (*Event, error) {
 		next := nextOffset(data, e.Offset, e.Bytes)
 		r.ends.set(e.FileID, next)
 		if st != nil {
-			st.setEnd(e.FileID, next, e.Offset == atFile)
+			st.setEnd(e.FileID, e.Offset, next, atFile)
 		}
 	} else if st != nil {
 		st.hasEnd = false

@@ -3,8 +3,14 @@ package tracefmt
 import (
 	"bytes"
 	"errors"
+	"io"
+	"io/fs"
 	"math/rand"
+	"os"
+	"path/filepath"
+	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -374,4 +380,166 @@ func TestVersion1StillReads(t *testing.T) {
 			t.Fatalf("header version %d", r.Header().Version)
 		}
 	}
+}
+
+// reencode writes the records of the trace data again with this
+// package's Writer, closing a frame where the original closed one, and
+// returns the new trace with the original's records.
+func reencode(t *testing.T, data []byte, name string) (out []byte, recs []Record, hdr Header) {
+	t.Helper()
+	r, err := NewReader(bytes.NewReader(data), name)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	defer r.Close()
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, r.Header(), WriterOptions{FrameBytes: MaxFrameData / 2, FrameAge: 1 << 62})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		rec, err := r.Next()
+		if err != nil {
+			var te *TruncatedError
+			if err != io.EOF && !errors.As(err, &te) {
+				t.Fatalf("%s: %v", name, err)
+			}
+			break
+		}
+		recs = append(recs, rec)
+		switch {
+		case rec.Context != nil:
+			err = w.Context(*rec.Context)
+		case rec.File != nil:
+			err = w.File(*rec.File)
+		case rec.Event != nil:
+			err = w.Event(rec.Event)
+		case rec.Proc != nil:
+			err = w.Proc(*rec.Proc)
+		case rec.Counters != nil:
+			err = w.Counters(rec.Counters)
+		case rec.Region != nil:
+			err = w.Region(rec.Region)
+		case rec.Footer != nil:
+			err = w.Close(*rec.Footer)
+		}
+		if err != nil {
+			t.Fatalf("%s: writing %s record: %v", name, kindName(rec.Kind), err)
+		}
+		if r.pos == len(r.data) {
+			if err := w.Flush(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes(), recs, r.Header()
+}
+
+// Every trace kept in the repository (all of format version 1: real
+// programs' streams, MPI jobs, forked children, imported Darshan and
+// DFTracer data), written again as version 2 in the same frames, reads
+// back as the same header (but its version), records and tables. It
+// reports the bytes per event of both. With IOPRED_REENCODE_OUT set, the
+// version 2 traces are left in that directory (named by their paths in the repository, / as __)
+// for comparing `iopred events` of the two builds.
+func TestCommittedTracesReencoded(t *testing.T) {
+	root := repoRoot(t)
+	var traces []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "build") {
+			return filepath.SkipDir
+		}
+		if strings.HasSuffix(p, FileSuffix) {
+			traces = append(traces, p)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(traces) < 100 {
+		t.Fatalf("found only %d traces under %s", len(traces), root)
+	}
+	outDir := os.Getenv("IOPRED_REENCODE_OUT")
+	var oldBytes, newBytes, oldLines, newLines, events, wholeEvents int
+	dec, err := newDecoder()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dec.Close()
+	plain := func(data []byte) int {
+		b, err := dec.DecodeAll(data, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(b)
+	}
+	for _, p := range traces {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v2, want, hdr := reencode(t, data, p)
+		if hdr.Version != 1 {
+			continue // written since version 2: nothing to compare with
+		}
+		r, err := NewReader(bytes.NewReader(v2), p)
+		if err != nil {
+			t.Fatalf("%s again: %v", p, err)
+		}
+		got := r.Header()
+		got.Version = hdr.Version
+		if !reflect.DeepEqual(got, hdr) {
+			t.Fatalf("%s: header %+v, want %+v", p, got, hdr)
+		}
+		n, traceEvents := 0, 0
+		for {
+			rec, err := r.Next()
+			if err != nil {
+				var te *TruncatedError
+				if err != io.EOF && !errors.As(err, &te) {
+					t.Fatalf("%s again, record %d: %v", p, n, err)
+				}
+				break
+			}
+			if n >= len(want) || !reflect.DeepEqual(rec, want[n]) {
+				t.Fatalf("%s again, record %d: %+v", p, n, recordString(rec))
+			}
+			if rec.Event != nil {
+				traceEvents++
+			}
+			n++
+		}
+		if n != len(want) {
+			t.Fatalf("%s again: %d records, want %d", p, n, len(want))
+		}
+		r.Close()
+		oldBytes += len(data)
+		newBytes += len(v2)
+		events += traceEvents
+		if ends := frameEnds(t, data); len(data) == int(ends[len(ends)-1]) {
+			oldLines += plain(data)
+			newLines += plain(v2)
+			wholeEvents += traceEvents
+		}
+		if outDir != "" {
+			rel, _ := filepath.Rel(root, p)
+			name := filepath.Join(outDir, strings.ReplaceAll(rel, "/", "__"))
+			if err := os.WriteFile(name, v2, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if events == 0 {
+		t.Fatal("no events in the committed traces")
+	}
+	t.Logf("%d traces, %d events: version 1 %.2f bytes/event, version 2 %.2f; before compression (whole traces only) %.1f and %.1f",
+		len(traces), events, float64(oldBytes)/float64(events), float64(newBytes)/float64(events),
+		float64(oldLines)/float64(wholeEvents), float64(newLines)/float64(wholeEvents))
 }

@@ -391,7 +391,7 @@ func (w *Writer) Event(e *Event) error {
 		}
 		next := nextOffset(data, e.Offset, e.Bytes)
 		w.ends.set(e.FileID, next)
-		st.setEnd(e.FileID, next, e.Offset == atFile)
+		st.setEnd(e.FileID, e.Offset, next, atFile)
 	}
 	b = appendInt(append(b, `,"t":`...), e.StartNs-w.prevStart)
 	w.prevStart = e.StartNs
@@ -404,8 +404,9 @@ func (w *Writer) Event(e *Event) error {
 // ctxState is what a context's latest event in the open frame fixed
 // (format version 2): an event of the same context omits the operation,
 // file, size and aux when they are the same, and its offset is expected
-// where the context's last one ended unless that one followed the file's
-// expected offset. The writer and the reader keep it alike.
+// where the context's last one ended (plus its stride, a gap seen twice
+// in a row) unless that one followed the file's expected offset. The
+// writer and the reader keep it alike.
 type ctxState struct {
 	frame  uint64 // the frame it belongs to; any other: nothing fixed
 	op     string
@@ -419,24 +420,34 @@ type ctxState struct {
 	hasEnd bool   // the last event had an offset
 	byFile bool   // ... and it was at the file's expected offset
 	endOf  uint32 // ... on this file
-	end    int64  // where the next one is expected to start
+	end    int64  // ... and ended there
+	gap    int64  // its offset minus the end of the one before (same file), or 0
+	stride int64  // gap when the one before had the same gap, else 0
 }
 
 // expectedOffset is the offset a data event of the context on file omits:
 // the file's expected offset atFile, unless the context's last event in
 // the frame was on the same file away from the file's expectation; then
-// where that event ended.
+// where that event ended plus the context's stride.
 func (s *ctxState) expectedOffset(file uint32, atFile int64) int64 {
 	if !s.hasEnd || s.byFile || s.endOf != file {
 		return atFile
 	}
-	return s.end
+	return s.end + s.stride
 }
 
-// setEnd records an event with an offset: on file, next expected at
-// next, byFile when it started at the file's expected offset.
-func (s *ctxState) setEnd(file uint32, next int64, byFile bool) {
-	s.hasEnd, s.byFile, s.endOf, s.end = true, byFile, file, next
+// setEnd records an event at offset off on file that ended at end;
+// atFile was the file's expected offset.
+func (s *ctxState) setEnd(file uint32, off, end, atFile int64) {
+	var gap int64
+	if s.hasEnd && s.endOf == file {
+		gap = off - s.end
+	}
+	s.stride = 0
+	if gap == s.gap {
+		s.stride = gap
+	}
+	s.hasEnd, s.byFile, s.endOf, s.end, s.gap = true, off == atFile, file, end, gap
 }
 
 // digitPairs holds "00" to "99".
