@@ -717,6 +717,8 @@ func (r *Reader) event(ef *eventFields) (*Event, error) {
 		return nil, r.formatError(ef.badField, ef.badErr)
 	}
 	switch {
+	case !r.v2 && !ef.hasOp:
+		return nil, r.formatError("o", errors.New("event without an operation"))
 	case !ef.hasT:
 		return nil, r.formatError("t", errors.New("event without a start time"))
 	case !ef.hasD:
@@ -733,12 +735,16 @@ func (r *Reader) event(ef *eventFields) (*Event, error) {
 		r.slab = r.slab[1:]
 	}
 	*e = Event{PID: r.hdr.PID, Rank: r.rank}
-	if ef.c != 0 && (ef.c < 0 || ef.c >= int64(len(r.ctxByIndex)) || r.ctxByIndex[ef.c] == 0) {
-		return nil, r.formatError("c", fmt.Errorf("context index %d used before its definition", ef.c))
-	}
+	ctxOK := ef.c == 0 || (ef.c > 0 && ef.c < int64(len(r.ctxByIndex)) && r.ctxByIndex[ef.c] != 0)
 	var st *ctxState
 	var op *opInfo
 	if r.v2 {
+		// The context's state supplies the omitted fields: check the
+		// context first. (Version 1 checks it after the operation and
+		// the file, as it always did.)
+		if !ctxOK {
+			return nil, r.formatError("c", fmt.Errorf("context index %d used before its definition", ef.c))
+		}
 		if int(ef.c) >= len(r.ctxs) {
 			r.ctxs = append(r.ctxs, make([]ctxState, int(ef.c)+1-len(r.ctxs))...)
 		}
@@ -785,6 +791,9 @@ func (r *Reader) event(ef *eventFields) (*Event, error) {
 			r.lastFile = File{ID: e.FileID, Path: f.Path}
 		}
 		e.Path = r.lastFile.Path
+	}
+	if !ctxOK {
+		return nil, r.formatError("c", fmt.Errorf("context index %d used before its definition", ef.c))
 	}
 	if ef.c != 0 {
 		e.Ctx = r.ctxByIndex[ef.c]

@@ -449,6 +449,11 @@ func TestFormatErrors(t *testing.T) {
 		{"event with a float", append(frame(hdr), frame(`{"k":"z","reason":"x"}`+"\n", `{"k":"e","o":"close","t":1.5,"d":1}`+"\n")...), int64(len(frame(hdr))), 2, "t", "bad integer"},
 		{"undefined file", append(frame(hdr), frame(`{"k":"e","o":"close","f":3,"t":1,"d":1}`+"\n")...), int64(len(frame(hdr))), 1, "f", "before its definition"},
 		{"undefined context", append(frame(hdr), frame(`{"k":"e","o":"close","c":3,"t":1,"d":1}`+"\n")...), int64(len(frame(hdr))), 1, "c", "before its definition"},
+		// Version 1 names the file first, as it always did; version 2
+		// the context, whose state the other fields may come from.
+		{"undefined file and context", append(frame(hdr), frame(`{"k":"e","o":"close","f":3,"c":4,"t":1,"d":1}`+"\n")...), int64(len(frame(hdr))), 1, "f", "before its definition"},
+		{"version 2 undefined file and context", append(frame(hdr2), frame(`{"k":"e","o":"close","f":3,"c":4,"t":1,"d":1}`+"\n")...), int64(len(frame(hdr2))), 1, "c", "before its definition"},
+		{"version 1 event without operation nor time", append(frame(hdr), frame(`{"k":"e","d":1}`+"\n")...), int64(len(frame(hdr))), 1, "o", "operation"},
 		{"bad footer field", append(frame(hdr), frame(`{"k":"z","events":"many"}`+"\n")...), int64(len(frame(hdr))), 1, "events", "footer"},
 		{"missing newline", append(frame(hdr), frame(`{"k":"z"}`)...), int64(len(frame(hdr))), 1, "", "newline"},
 		{"garbage after frames", append(append([]byte{}, good...), "trailing junk"...), int64(len(good)), 0, "", "not a zstd frame"},
