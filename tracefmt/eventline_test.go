@@ -7,24 +7,48 @@ import (
 	"testing"
 )
 
-// referenceLines encodes events as Writer.Event did before it cached the
-// parts of a line that repeat (strconv for every number, every field
-// encoded at every event), with the same per-frame delta state: the
-// cached encoder must write the same bytes.
+// referenceLines encodes events in format version 2 the plain way
+// (strconv for every number, maps for the per-frame state, every rule
+// spelled out as the format's README states it): the writer's cached
+// encoder must write the same bytes.
 type referenceLines struct {
-	prevFile  uint32
 	prevTid   int32
 	prevStart int64
-	ends      map[uint32]int64
+	ends      map[uint32]int64 // per file: the expected offset
+	ctxs      map[uint32]*referenceCtx
+}
+
+// referenceCtx is what a context's latest event in the frame fixed.
+type referenceCtx struct {
+	op        string
+	file      uint32
+	size, aux int64
+	hasEnd    bool
+	byFile    bool
+	endFile   uint32
+	end       int64
+	gap       int64 // offset minus the end of the context's event before (same file)
+	stride    int64 // gap when the event before had the same gap
+}
+
+func newReferenceLines() referenceLines {
+	return referenceLines{ends: map[uint32]int64{}, ctxs: map[uint32]*referenceCtx{}}
 }
 
 func (r *referenceLines) line(b []byte, e *Event, ctx uint32) []byte {
 	data, posix := IsData(e.Op), LayerOf(e.Op) == LayerPOSIX
-	b = append(b, `{"k":"e","o":`...)
-	b = appendJSONString(b, e.Op)
-	if e.FileID != r.prevFile {
+	c, seen := r.ctxs[ctx]
+	if !seen {
+		c = &referenceCtx{}
+		r.ctxs[ctx] = c
+	}
+	b = append(b, `{"k":"e"`...)
+	if !seen || e.Op != c.op {
+		b = append(b, `,"o":`...)
+		b = appendJSONString(b, e.Op)
+	}
+	if e.FileID != c.file {
 		b = strconv.AppendUint(append(b, `,"f":`...), uint64(e.FileID), 10)
-		r.prevFile = e.FileID
 	}
 	if ctx != 0 {
 		b = strconv.AppendUint(append(b, `,"c":`...), uint64(ctx), 10)
@@ -33,7 +57,7 @@ func (r *referenceLines) line(b []byte, e *Event, ctx uint32) []byte {
 		b = strconv.AppendInt(append(b, `,"i":`...), int64(e.Tid), 10)
 		r.prevTid = e.Tid
 	}
-	if e.Size != 0 {
+	if e.Size != c.size {
 		b = strconv.AppendInt(append(b, `,"s":`...), e.Size, 10)
 	}
 	if e.Ret != expectedRet(data, e.Size) {
@@ -42,24 +66,48 @@ func (r *referenceLines) line(b []byte, e *Event, ctx uint32) []byte {
 	if e.Bytes != expectedBytesIn(data, posix, e.Ret, e.Size) {
 		b = strconv.AppendInt(append(b, `,"b":`...), e.Bytes, 10)
 	}
+	if e.Errno != 0 {
+		b = strconv.AppendInt(append(b, `,"e":`...), int64(e.Errno), 10)
+	}
+	if e.Aux != c.aux {
+		b = strconv.AppendInt(append(b, `,"a":`...), e.Aux, 10)
+	}
 	for _, f := range []struct {
 		key string
 		v   int64
-	}{{"e", int64(e.Errno)}, {"a", e.Aux}, {"q", e.Seq}, {"p", e.Parent}} {
+	}{{"q", e.Seq}, {"p", e.Parent}} {
 		if f.v != 0 {
 			b = strconv.AppendInt(append(b, `,"`+f.key+`":`...), f.v, 10)
 		}
 	}
+	c.op, c.file, c.size, c.aux = e.Op, e.FileID, e.Size, e.Aux
 	if e.Offset == NoOffset {
 		if data {
 			b = append(b, `,"nx":1`...)
 		}
+		c.hasEnd = false
 	} else {
-		want := r.ends[e.FileID]
+		atFile := r.ends[e.FileID]
+		want := atFile
+		if c.hasEnd && !c.byFile && c.endFile == e.FileID {
+			want = c.end + c.stride
+		}
 		if !data || e.Offset != want {
 			b = strconv.AppendInt(append(b, `,"x":`...), e.Offset-want, 10)
 		}
-		r.ends[e.FileID] = nextOffset(data, e.Offset, e.Bytes)
+		next := nextOffset(data, e.Offset, e.Bytes)
+		r.ends[e.FileID] = next
+		gap := int64(0)
+		if c.hasEnd && c.endFile == e.FileID {
+			gap = e.Offset - c.end
+		}
+		if gap == c.gap {
+			c.stride = gap
+		} else {
+			c.stride = 0
+		}
+		c.gap = gap
+		c.hasEnd, c.byFile, c.endFile, c.end = true, e.Offset == atFile, e.FileID, next
 	}
 	b = strconv.AppendInt(append(b, `,"t":`...), e.StartNs-r.prevStart, 10)
 	r.prevStart = e.StartNs
@@ -177,13 +225,13 @@ func TestEventLinesMatchReference(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		ref := referenceLines{ends: map[uint32]int64{}}
+		ref := newReferenceLines()
 		for i := range evs {
 			if rng.Intn(500) == 0 {
 				if err := w.Flush(); err != nil {
 					t.Fatal(err)
 				}
-				ref = referenceLines{ends: map[uint32]int64{}}
+				ref = newReferenceLines()
 			}
 			before := len(w.buf)
 			if err := w.Event(&evs[i]); err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"math/rand"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -144,7 +145,14 @@ func TestFastScannerDecodesAsGeneralPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer enc.Close()
-	hdr := []byte(`{"k":"h","v":1,"prog":"p","host":"h","pid":1,"ppid":0,"rank":2,"t0_unix_ns":0,"t0_mono_ns":0,"ctx_depth":0,"lib":""}` + "\n")
+	// The committed traces are of format version 1: version 2's are
+	// written here, from varied streams, whole and cut.
+	for seed := int64(1); seed <= 4; seed++ {
+		data := writeTrace(t, testHeader(), WriterOptions{FrameBytes: 8 << 10}, siteRecords(rand.New(rand.NewSource(seed)), 5000))
+		events += sameDecoding(t, data, "version 2 seed "+strconv.Itoa(int(seed)))
+		sameDecoding(t, data[:len(data)*2/3], "version 2 (cut)")
+	}
+	t.Logf("%d records decoded alike with the version 2 traces", events)
 	// The corpora: the repository's, and what `go test -fuzz` gathered
 	// on this machine (in the build cache), if anything.
 	cache, err := exec.Command("go", "env", "GOCACHE").Output()
@@ -152,21 +160,23 @@ func TestFastScannerDecodesAsGeneralPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	corpora := 0
-	for _, target := range []string{"FuzzReader", "FuzzReaderFrames", "FuzzScanEvent"} {
-		files, _ := filepath.Glob(filepath.Join("testdata", "fuzz", target, "*"))
-		gathered, _ := filepath.Glob(filepath.Join(strings.TrimSpace(string(cache)), "fuzz", "iopred", "tracefmt", target, "*"))
-		for _, f := range append(files, gathered...) {
-			in := corpusBytes(t, f)
-			switch target {
-			case "FuzzReader":
-				sameDecoding(t, in, f)
-			case "FuzzReaderFrames":
-				sameDecoding(t, enc.EncodeAll(in, enc.EncodeAll(hdr, nil)), f)
-			case "FuzzScanEvent":
-				body := append([]byte(`{"k":"f","id":1,"path":"/x"}`+"\n"), in...)
-				sameDecoding(t, enc.EncodeAll(append(body, '\n'), enc.EncodeAll(hdr, nil)), f)
+	for _, hdr := range [][]byte{[]byte(fuzzHeader(1)), []byte(fuzzHeader(2))} {
+		for _, target := range []string{"FuzzReader", "FuzzReaderFrames", "FuzzScanEvent"} {
+			files, _ := filepath.Glob(filepath.Join("testdata", "fuzz", target, "*"))
+			gathered, _ := filepath.Glob(filepath.Join(strings.TrimSpace(string(cache)), "fuzz", "iopred", "tracefmt", target, "*"))
+			for _, f := range append(files, gathered...) {
+				in := corpusBytes(t, f)
+				switch target {
+				case "FuzzReader":
+					sameDecoding(t, in, f)
+				case "FuzzReaderFrames":
+					sameDecoding(t, enc.EncodeAll(in, enc.EncodeAll(hdr, nil)), f)
+				case "FuzzScanEvent":
+					body := append([]byte(`{"k":"f","id":1,"path":"/x"}`+"\n"), in...)
+					sameDecoding(t, enc.EncodeAll(append(body, '\n'), enc.EncodeAll(hdr, nil)), f)
+				}
+				corpora++
 			}
-			corpora++
 		}
 	}
 	if corpora == 0 {
@@ -224,6 +234,11 @@ func TestScanEventForms(t *testing.T) {
 		{`{"k":"e","o":"w","t":1,"d":1}}`, false},
 		{`{"k":"e","o":"w","t":null,"d":1}`, false},
 		{`{"k":"e","o":"w"}`, true},
+		{`{"k":"e"}`, true},                            // version 2: the context may fix the operation
+		{`{"k":"e","c":2,"t":1,"d":1}`, true},          // version 2: no operation
+		{`{"k":"e","c":2,"o":"w","t":1,"d":1}`, false}, // the operation after another key
+		{`{"k":"e","o":5,"t":1,"d":1}`, false},
+		{`{"k":"e" ,"t":1,"d":1}`, false},
 		{`{"o":"w","k":"e","t":1,"d":1}`, false},
 		{`{"k":"c","i":1,"id":5,"frames":[]}`, false},
 	} {
@@ -263,6 +278,8 @@ func FuzzScanEvent(f *testing.F) {
 	f.Add([]byte(`{"k":"e","o":"write","f":1,"i":10000,"s":4096,"t":17640710,"d":4096000}`))
 	f.Add([]byte(`{"k":"e","o":"read","nx":1,"r":-1,"e":9,"c":2,"b":3,"a":4,"q":5,"p":6,"x":-7,"t":1,"d":5}`))
 	f.Add([]byte(`{"k":"e","o":"w","t":999999999999999999,"d":-1}`))
+	f.Add([]byte(`{"k":"e","c":3,"t":5,"d":1}`))
+	f.Add([]byte(`{"k":"e","f":2,"s":0,"a":0,"t":5,"d":1}`))
 	f.Fuzz(func(t *testing.T, line []byte) {
 		var fast eventFields
 		if scanEvent(line, &fast) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"reflect"
+	"strconv"
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
@@ -26,9 +27,12 @@ func FuzzReader(f *testing.F) {
 
 // FuzzReaderFrames fuzzes the decompressed content: the fuzzer's bytes
 // become the lines of a well-framed trace, which exercises the line
-// parser rather than the zstd decoder.
+// parser rather than the zstd decoder. Each input is read as format
+// version 1 and as version 2 (whose events take omitted fields from
+// their context's earlier event), in one frame and cut into frames at
+// every fourth line (version 2's per-context state restarts at each).
 func FuzzReaderFrames(f *testing.F) {
-	hdr := `{"k":"h","v":1,"prog":"p","host":"h","pid":1,"ppid":0,"rank":2,"t0_unix_ns":0,"t0_mono_ns":0,"ctx_depth":0,"lib":""}` + "\n"
+	hdrs := []string{fuzzHeader(1), fuzzHeader(2)}
 	f.Add([]byte(`{"k":"c","i":1,"id":5,"frames":[{"mod":"m","off":1}]}` + "\n" + `{"k":"f","id":1,"path":"/x"}` + "\n" +
 		`{"k":"e","o":"pwrite","f":1,"c":1,"i":3,"s":10,"x":-5,"t":100,"d":5}` + "\n" + `{"k":"e","o":"read","nx":1,"r":-1,"e":9,"t":1,"d":5}` + "\n" +
 		`{"k":"p","op":"fork","t":3,"child":9}` + "\n" + `{"k":"z","reason":"exit","model":{"a":1}}` + "\n"))
@@ -37,15 +41,32 @@ func FuzzReaderFrames(f *testing.F) {
 		`{"k":"e","o":"pwrite","s":8,"p":7,"t":1,"d":1}` + "\n" + `{"k":"e","o":"MPI_Wait","s":8,"b":8,"x":0,"q":8,"p":7,"t":1,"d":1}` + "\n"))
 	f.Add([]byte(`{"k":"g","name":"epoch","cat":"PyTorch","t":5,"end":90,"tid":3,"args":{"epoch":"1"}}` + "\n" +
 		`{"k":"e","o":"read","t":6,"d":1}` + "\n" + `{"k":"g","name":"","t":1,"end":2}` + "\n"))
+	// Version 2 forms: the operation, file, size and aux left to the
+	// context; a context's first event in a frame without an operation.
+	f.Add([]byte(`{"k":"c","i":1,"id":5,"frames":[]}` + "\n" + `{"k":"f","id":1,"path":"/x"}` + "\n" +
+		`{"k":"e","o":"pwrite","f":1,"c":1,"s":4096,"a":3,"t":100,"d":5}` + "\n" + `{"k":"e","o":"write","s":1,"x":-4000,"t":1,"d":5}` + "\n" +
+		`{"k":"e","c":1,"t":7,"d":5}` + "\n" + `{"k":"e","t":7,"d":5}` + "\n" + `{"k":"e","c":1,"s":0,"a":0,"f":0,"nx":1,"t":7,"d":5}` + "\n" +
+		`{"k":"e","c":1,"t":7,"d":5}` + "\n" + `{"k":"e","c":2,"t":7,"d":5}` + "\n"))
 	enc, err := zstd.NewWriter(nil)
 	if err != nil {
 		f.Fatal(err)
 	}
 	checkReader(f, func(t *testing.T, body []byte) {
-		data := enc.EncodeAll([]byte(hdr), nil)
-		data = enc.EncodeAll(body, data)
-		readAllChecked(t, data)
+		for _, hdr := range hdrs {
+			data := enc.EncodeAll([]byte(hdr), nil)
+			readAllChecked(t, enc.EncodeAll(body, data))
+			lines := bytes.SplitAfter(body, []byte("\n"))
+			for i := 0; i < len(lines); i += 4 {
+				data = enc.EncodeAll(bytes.Join(lines[i:min(i+4, len(lines))], nil), data)
+			}
+			readAllChecked(t, data)
+		}
 	})
+}
+
+// fuzzHeader is a header line of format version v.
+func fuzzHeader(v int) string {
+	return `{"k":"h","v":` + strconv.Itoa(v) + `,"prog":"p","host":"h","pid":1,"ppid":0,"rank":2,"t0_unix_ns":0,"t0_mono_ns":0,"ctx_depth":0,"lib":""}` + "\n"
 }
 
 func checkReader(f *testing.F, fn func(*testing.T, []byte)) { f.Fuzz(fn) }

@@ -128,7 +128,12 @@ type Reader struct {
 	// decoding them (FinalFooter).
 	rawOnly bool
 
-	// Delta state of the current frame.
+	// Delta state of the current frame: version 1's previous file, or
+	// version 2's per-context state (ctxs by context index, valid for the
+	// frame whose number it holds).
+	v2        bool // the header's version is 2 or more
+	frame     uint64
+	ctxs      []ctxState
 	prevStart int64
 	prevTid   int32
 	prevFile  uint32
@@ -273,6 +278,7 @@ func (r *Reader) readHeader() error {
 		return r.formatError("v", fmt.Errorf("bad format version %d", h.Version))
 	}
 	r.hdr = h
+	r.v2 = h.Version >= 2
 	if h.Rank != nil {
 		rank := *h.Rank
 		r.rank = &rank
@@ -517,6 +523,7 @@ func (r *Reader) readFrame() error {
 		}
 		r.data, r.pos, r.line, r.frameOff = data, 0, 0, start
 		r.prevStart, r.prevTid, r.prevFile = 0, 0, 0
+		r.frame++
 		r.ends.reset()
 		return nil
 	}
@@ -543,6 +550,7 @@ type eventFields struct {
 	hasOp, hasT, hasD   bool
 	hasF, hasX, hasNX   bool
 	hasR, hasB, hasI    bool
+	hasS, hasA          bool
 	f, c, i, e          int64
 	x, s, r, b, t, d, a int64
 	q, p                int64
@@ -709,7 +717,7 @@ func (r *Reader) event(ef *eventFields) (*Event, error) {
 		return nil, r.formatError(ef.badField, ef.badErr)
 	}
 	switch {
-	case !ef.hasOp:
+	case !r.v2 && !ef.hasOp:
 		return nil, r.formatError("o", errors.New("event without an operation"))
 	case !ef.hasT:
 		return nil, r.formatError("t", errors.New("event without a start time"))
@@ -727,18 +735,53 @@ func (r *Reader) event(ef *eventFields) (*Event, error) {
 		r.slab = r.slab[1:]
 	}
 	*e = Event{PID: r.hdr.PID, Rank: r.rank}
-	op, err := r.op(ef)
-	if err != nil {
-		return nil, err
+	ctxOK := ef.c == 0 || (ef.c > 0 && ef.c < int64(len(r.ctxByIndex)) && r.ctxByIndex[ef.c] != 0)
+	var st *ctxState
+	var op *opInfo
+	if r.v2 {
+		// The context's state supplies the omitted fields: check the
+		// context first. (Version 1 checks it after the operation and
+		// the file, as it always did.)
+		if !ctxOK {
+			return nil, r.formatError("c", fmt.Errorf("context index %d used before its definition", ef.c))
+		}
+		if int(ef.c) >= len(r.ctxs) {
+			r.ctxs = append(r.ctxs, make([]ctxState, int(ef.c)+1-len(r.ctxs))...)
+		}
+		st = &r.ctxs[ef.c]
+		if st.frame != r.frame {
+			*st = ctxState{frame: r.frame}
+		}
+		if !ef.hasOp {
+			op = st.opInfo // nil when the context has none in this frame
+		}
+		if !ef.hasF {
+			ef.f = int64(st.file)
+		}
+		if !ef.hasS {
+			ef.s = st.size
+		}
+		if !ef.hasA {
+			ef.a = st.aux
+		}
+	} else if !ef.hasF {
+		ef.f = int64(r.prevFile)
+	}
+	if op == nil {
+		if !ef.hasOp {
+			return nil, r.formatError("o", errors.New("event without an operation"))
+		}
+		var err error
+		if op, err = r.op(ef); err != nil {
+			return nil, err
+		}
 	}
 	e.Op = op.name
-	if ef.hasF {
-		if ef.f < 0 || ef.f > 1<<32-1 {
-			return nil, r.formatError("f", fmt.Errorf("file id %d out of range", ef.f))
-		}
-		r.prevFile = uint32(ef.f)
+	if ef.f < 0 || ef.f > 1<<32-1 {
+		return nil, r.formatError("f", fmt.Errorf("file id %d out of range", ef.f))
 	}
-	e.FileID = r.prevFile
+	e.FileID = uint32(ef.f)
+	r.prevFile = e.FileID
 	if e.FileID != 0 {
 		if e.FileID != r.lastFile.ID {
 			f, ok := r.files[e.FileID]
@@ -749,10 +792,10 @@ func (r *Reader) event(ef *eventFields) (*Event, error) {
 		}
 		e.Path = r.lastFile.Path
 	}
+	if !ctxOK {
+		return nil, r.formatError("c", fmt.Errorf("context index %d used before its definition", ef.c))
+	}
 	if ef.c != 0 {
-		if ef.c < 0 || ef.c >= int64(len(r.ctxByIndex)) || r.ctxByIndex[ef.c] == 0 {
-			return nil, r.formatError("c", fmt.Errorf("context index %d used before its definition", ef.c))
-		}
 		e.Ctx = r.ctxByIndex[ef.c]
 	}
 	if ef.hasI {
@@ -778,7 +821,11 @@ func (r *Reader) event(ef *eventFields) (*Event, error) {
 	if ef.hasB {
 		e.Bytes = ef.b
 	}
-	want := r.ends.get(e.FileID)
+	atFile := r.ends.get(e.FileID)
+	want := atFile
+	if st != nil {
+		want = st.expectedOffset(e.FileID, atFile)
+	}
 	switch {
 	case ef.hasNX:
 		e.Offset = NoOffset
@@ -790,7 +837,17 @@ func (r *Reader) event(ef *eventFields) (*Event, error) {
 		e.Offset = NoOffset
 	}
 	if e.Offset != NoOffset {
-		r.ends.set(e.FileID, nextOffset(data, e.Offset, e.Bytes))
+		next := nextOffset(data, e.Offset, e.Bytes)
+		r.ends.set(e.FileID, next)
+		if st != nil {
+			st.setEnd(e.FileID, e.Offset, next, atFile)
+		}
+	} else if st != nil {
+		st.hasEnd = false
+	}
+	if st != nil {
+		st.opInfo = op
+		st.file, st.size, st.aux = e.FileID, e.Size, e.Aux
 	}
 	e.StartNs = r.prevStart + ef.t
 	r.prevStart = e.StartNs
@@ -835,11 +892,17 @@ func (r *Reader) op(ef *eventFields) (*opInfo, error) {
 	return op, nil
 }
 
-// eventPrefix starts every event line the writer writes.
-const eventPrefix = `{"k":"e","o":"`
+// eventPrefix starts every event line the writer writes; opKey follows
+// it unless the line's context fixed the operation (version 2), then
+// the context's key does.
+const (
+	eventPrefix = `{"k":"e"`
+	opKey       = `,"o":"`
+)
 
 // scanEvent decodes an event line in the form the writer gives it: the
-// kind, then an unescaped operation, then integer fields with one- or
+// kind, then an unescaped operation (absent where version 2 omits it),
+// then integer fields with one- or
 // two-letter keys, no spaces. It reports false on anything else (then ef
 // holds nothing of use) and leaves that line to scanLine, which reads
 // every form and says what is wrong; on the lines it takes, its fields
@@ -849,17 +912,20 @@ func scanEvent(b []byte, ef *eventFields) bool {
 		return false
 	}
 	i := len(eventPrefix)
-	j := i
-	for ; j < len(b) && b[j] != '"'; j++ {
-		if b[j] == '\\' || b[j] < 0x20 {
+	if len(b) >= i+len(opKey) && string(b[i:i+len(opKey)]) == opKey {
+		i += len(opKey)
+		j := i
+		for ; j < len(b) && b[j] != '"'; j++ {
+			if b[j] == '\\' || b[j] < 0x20 {
+				return false
+			}
+		}
+		if j >= len(b) {
 			return false
 		}
+		ef.op, ef.hasOp = b[i:j], true
+		i = j + 1
 	}
-	if j >= len(b) {
-		return false
-	}
-	ef.op, ef.hasOp = b[i:j], true
-	i = j + 1
 	for {
 		// ,"k": or ,"kk": then an integer
 		if i+5 >= len(b) || b[i] != ',' || b[i+1] != '"' {
@@ -916,7 +982,7 @@ func scanEvent(b []byte, ef *eventFields) bool {
 		case 'i':
 			ef.i, ef.hasI = v, true
 		case 's':
-			ef.s = v
+			ef.s, ef.hasS = v, true
 		case 'r':
 			ef.r, ef.hasR = v, true
 		case 'b':
@@ -924,7 +990,7 @@ func scanEvent(b []byte, ef *eventFields) bool {
 		case 'e':
 			ef.e = v
 		case 'a':
-			ef.a = v
+			ef.a, ef.hasA = v, true
 		case 'q':
 			ef.q = v
 		case 'p':
@@ -1073,7 +1139,7 @@ func (ef *eventFields) setInt(key []byte, v int64) {
 	case "i":
 		ef.i, ef.hasI = v, true
 	case "s":
-		ef.s = v
+		ef.s, ef.hasS = v, true
 	case "r":
 		ef.r, ef.hasR = v, true
 	case "b":
@@ -1081,7 +1147,7 @@ func (ef *eventFields) setInt(key []byte, v int64) {
 	case "e":
 		ef.e = v
 	case "a":
-		ef.a = v
+		ef.a, ef.hasA = v, true
 	case "q":
 		ef.q = v
 	case "p":

@@ -13,7 +13,7 @@ package tracefmt
 
 // FormatVersion is the version written in every header and the highest one
 // the reader accepts.
-const FormatVersion = 1
+const FormatVersion = 2
 
 // FileSuffix ends the name of every iopred trace file.
 const FileSuffix = ".iopred.zst"

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -423,6 +424,7 @@ func TestFormatErrors(t *testing.T) {
 		return enc.EncodeAll([]byte(strings.Join(lines, "")), nil)
 	}
 	hdr := `{"k":"h","v":1,"prog":"p","host":"h","pid":1,"ppid":0,"rank":null,"t0_unix_ns":0,"t0_mono_ns":0,"ctx_depth":0,"lib":""}` + "\n"
+	hdr2 := strings.Replace(hdr, `"v":1`, `"v":2`, 1)
 	corrupt := append([]byte{}, good...)
 	corrupt[ends[0]+20] ^= 0xff
 	cases := []struct {
@@ -435,12 +437,23 @@ func TestFormatErrors(t *testing.T) {
 	}{
 		{"plain text", []byte("hello world, not a trace\n"), 0, 0, "", "not an iopred trace"},
 		{"zstd of something else", frame("just text\n"), 0, 1, "k", "not an iopred trace"},
-		{"newer version", frame(strings.Replace(hdr, `"v":1`, `"v":2`, 1)), 0, 1, "v", "newer"},
+		{"newer version", frame(strings.Replace(hdr, `"v":1`, `"v":`+strconv.Itoa(FormatVersion+1), 1)), 0, 1, "v", "newer"},
+		// Version 2 omits the operation a context's earlier event in the
+		// frame fixed; a context's first event in a frame must name it,
+		// even when an earlier frame did.
+		{"version 2 event without an operation", append(frame(hdr2), frame(`{"k":"e","t":1,"d":1}`+"\n")...), int64(len(frame(hdr2))), 1, "o", "without an operation"},
+		{"version 2 operation from an earlier frame", append(append(frame(hdr2), frame(`{"k":"e","o":"close","t":1,"d":1}`+"\n")...), frame(`{"k":"e","t":1,"d":1}`+"\n")...),
+			int64(len(frame(hdr2)) + len(frame(`{"k":"e","o":"close","t":1,"d":1}`+"\n"))), 1, "o", "without an operation"},
 		{"bad byte in the second frame", corrupt, ends[0], 0, "", "zstd"},
 		{"event without time", append(frame(hdr), frame(`{"k":"e","o":"close","d":1}`+"\n")...), int64(len(frame(hdr))), 1, "t", "start time"},
 		{"event with a float", append(frame(hdr), frame(`{"k":"z","reason":"x"}`+"\n", `{"k":"e","o":"close","t":1.5,"d":1}`+"\n")...), int64(len(frame(hdr))), 2, "t", "bad integer"},
 		{"undefined file", append(frame(hdr), frame(`{"k":"e","o":"close","f":3,"t":1,"d":1}`+"\n")...), int64(len(frame(hdr))), 1, "f", "before its definition"},
 		{"undefined context", append(frame(hdr), frame(`{"k":"e","o":"close","c":3,"t":1,"d":1}`+"\n")...), int64(len(frame(hdr))), 1, "c", "before its definition"},
+		// Version 1 names the file first, as it always did; version 2
+		// the context, whose state the other fields may come from.
+		{"undefined file and context", append(frame(hdr), frame(`{"k":"e","o":"close","f":3,"c":4,"t":1,"d":1}`+"\n")...), int64(len(frame(hdr))), 1, "f", "before its definition"},
+		{"version 2 undefined file and context", append(frame(hdr2), frame(`{"k":"e","o":"close","f":3,"c":4,"t":1,"d":1}`+"\n")...), int64(len(frame(hdr2))), 1, "c", "before its definition"},
+		{"version 1 event without operation nor time", append(frame(hdr), frame(`{"k":"e","d":1}`+"\n")...), int64(len(frame(hdr))), 1, "o", "operation"},
 		{"bad footer field", append(frame(hdr), frame(`{"k":"z","events":"many"}`+"\n")...), int64(len(frame(hdr))), 1, "events", "footer"},
 		{"missing newline", append(frame(hdr), frame(`{"k":"z"}`)...), int64(len(frame(hdr))), 1, "", "newline"},
 		{"garbage after frames", append(append([]byte{}, good...), "trailing junk"...), int64(len(good)), 0, "", "not a zstd frame"},

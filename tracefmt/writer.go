@@ -61,16 +61,16 @@ type Writer struct {
 	// from them: a loop repeats both, and a context's index never changes.
 	lastCtx   uint64
 	lastIndex uint32
+	ctxField  []byte // `,"c":` and lastIndex
 	lastOp    string
 	lastData  bool // IsData(lastOp)
 	lastPOSIX bool // LayerOf(lastOp) == LayerPOSIX
 
-	line lineCache
-
-	// Delta state; reset at every frame.
+	// Delta state; reset at every frame (ctxs by the frame's number).
+	frame     uint64
+	ctxs      []ctxState // by context index; 0 for events without one
 	prevStart int64
 	prevTid   int32
-	prevFile  uint32
 	ends      fileEnds
 }
 
@@ -97,6 +97,7 @@ func NewWriter(w io.Writer, h Header, opt WriterOptions) (*Writer, error) {
 		// few records should not pay for a whole frame's memory at start.
 		buf:      make([]byte, 0, min(opt.FrameBytes, 32<<10)),
 		ctxIndex: make(map[uint64]uint32),
+		frame:    1,
 	}
 	h.Version = FormatVersion
 	if err := wr.record(KindHeader, h); err != nil {
@@ -232,7 +233,8 @@ func (w *Writer) Flush() error {
 		w.out = w.enc.EncodeAll(w.buf, w.out[:0])
 	}
 	w.buf = w.buf[:0]
-	w.prevStart, w.prevTid, w.prevFile = 0, 0, 0
+	w.prevStart, w.prevTid = 0, 0
+	w.frame++
 	w.ends.reset()
 	if _, err := w.w.Write(w.out); err != nil {
 		w.err = fmt.Errorf("tracefmt: writing frame: %w", err)
@@ -331,146 +333,133 @@ func (w *Writer) Event(e *Event) error {
 			return fmt.Errorf("tracefmt: event uses context %d before its definition", e.Ctx)
 		}
 		w.lastCtx, w.lastIndex = e.Ctx, ctx
+		w.ctxField = appendUint(append(w.ctxField[:0], `,"c":`...), uint64(ctx))
 	}
 	if e.FileID != 0 && !w.files.has(e.FileID) {
 		return fmt.Errorf("tracefmt: event uses file %d before its definition", e.FileID)
 	}
 	w.startRecord()
-	if e.Op != w.lastOp || w.lastOp == "" {
-		w.lastOp, w.lastData, w.lastPOSIX = e.Op, IsData(e.Op), LayerOf(e.Op) == LayerPOSIX
-		w.line.head = appendJSONString(append(w.line.head[:0], `{"k":"e","o":`...), e.Op)
-		w.line.tailOK = false
-		w.line.prefixOK = false
+	if int(ctx) >= len(w.ctxs) {
+		w.ctxs = append(w.ctxs, make([]ctxState, int(ctx)+1-len(w.ctxs))...)
 	}
-	if ctx != 0 && ctx != w.line.ctx {
-		w.line.ctx = ctx
-		w.line.ctxField = appendUint(append(w.line.ctxField[:0], `,"c":`...), uint64(ctx))
-		w.line.prefixOK = false
+	st := &w.ctxs[ctx]
+	if st.frame != w.frame {
+		// The context's first event in this frame: nothing is fixed yet.
+		*st = ctxState{frame: w.frame}
 	}
-	data := w.lastData
-	// The fields from size to parent repeat from one event of a loop to
-	// the next: they are encoded once for each new combination.
-	tail := eventTail{e.Size, e.Ret, e.Bytes, e.Aux, e.Seq, e.Parent, e.Errno}
-	if !w.line.tailOK || !tail.same(&w.line.tailKey) {
-		w.line.tailKey, w.line.tailOK = tail, true
-		w.line.tail = w.appendTail(w.line.tail[:0], e, data)
-		w.line.prefixOK = false
+	b := append(w.buf, `{"k":"e"`...)
+	if e.Op != st.op || !st.opSet {
+		if e.Op != w.lastOp || w.lastOp == "" {
+			w.lastOp, w.lastData, w.lastPOSIX = e.Op, IsData(e.Op), LayerOf(e.Op) == LayerPOSIX
+		}
+		st.op, st.opSet, st.data, st.posix = e.Op, true, w.lastData, w.lastPOSIX
+		b = appendJSONString(append(b, `,"o":`...), e.Op)
 	}
-	b := w.buf
-	if e.FileID == w.prevFile && e.Tid == w.prevTid {
-		// No file or thread field: the line starts with the operation,
-		// context and repeated fields, which a loop's events share.
-		if !w.line.prefixOK || w.line.prefixCtx != ctx {
-			p := append(w.line.prefix[:0], w.line.head...)
-			if ctx != 0 {
-				p = append(p, w.line.ctxField...)
-			}
-			w.line.prefix = append(p, w.line.tail...)
-			w.line.prefixOK, w.line.prefixCtx = true, ctx
-		}
-		b = append(b, w.line.prefix...)
-	} else {
-		b = append(b, w.line.head...)
-		if e.FileID != w.prevFile {
-			b = append(b, `,"f":`...)
-			b = appendUint(b, uint64(e.FileID))
-			w.prevFile = e.FileID
-		}
-		if ctx != 0 {
-			b = append(b, w.line.ctxField...)
-		}
-		if e.Tid != w.prevTid {
-			b = append(b, `,"i":`...)
-			b = appendInt(b, int64(e.Tid))
-			w.prevTid = e.Tid
-		}
-		b = append(b, w.line.tail...)
+	if e.FileID != st.file {
+		b = appendUint(append(b, `,"f":`...), uint64(e.FileID))
+		st.file = e.FileID
+	}
+	if ctx != 0 {
+		b = append(b, w.ctxField...)
+	}
+	if e.Tid != w.prevTid {
+		b = appendInt(append(b, `,"i":`...), int64(e.Tid))
+		w.prevTid = e.Tid
+	}
+	if e.Size != st.size {
+		b = appendInt(append(b, `,"s":`...), e.Size)
+		st.size = e.Size
+	}
+	data := st.data
+	if e.Ret != expectedRet(data, e.Size) {
+		b = appendInt(append(b, `,"r":`...), e.Ret)
+	}
+	if e.Bytes != expectedBytesIn(data, st.posix, e.Ret, e.Size) {
+		b = appendInt(append(b, `,"b":`...), e.Bytes)
+	}
+	if e.Errno != 0 {
+		b = appendInt(append(b, `,"e":`...), int64(e.Errno))
+	}
+	if e.Aux != st.aux {
+		b = appendInt(append(b, `,"a":`...), e.Aux)
+		st.aux = e.Aux
+	}
+	if e.Seq != 0 {
+		b = appendInt(append(b, `,"q":`...), e.Seq)
+	}
+	if e.Parent != 0 {
+		b = appendInt(append(b, `,"p":`...), e.Parent)
 	}
 	if e.Offset == NoOffset {
 		if data {
 			b = append(b, `,"nx":1`...)
 		}
+		st.hasEnd = false
 	} else {
-		want := w.ends.get(e.FileID)
+		atFile := w.ends.get(e.FileID)
+		want := st.expectedOffset(e.FileID, atFile)
 		if !data || e.Offset != want {
-			b = append(b, `,"x":`...)
-			b = appendInt(b, e.Offset-want)
+			b = appendInt(append(b, `,"x":`...), e.Offset-want)
 		}
-		w.ends.set(e.FileID, nextOffset(data, e.Offset, e.Bytes))
+		next := nextOffset(data, e.Offset, e.Bytes)
+		w.ends.set(e.FileID, next)
+		st.setEnd(e.FileID, e.Offset, next, atFile)
 	}
-	b = append(b, `,"t":`...)
-	b = appendInt(b, e.StartNs-w.prevStart)
+	b = appendInt(append(b, `,"t":`...), e.StartNs-w.prevStart)
 	w.prevStart = e.StartNs
-	b = append(b, `,"d":`...)
-	b = appendInt(b, e.EndNs-e.StartNs)
+	b = appendInt(append(b, `,"d":`...), e.EndNs-e.StartNs)
 	b = append(b, '}', '\n')
 	w.buf = b
 	return w.endRecord()
 }
 
-// eventTail is what an event line's fields from size to parent depend on
-// (with the operation, which Event tracks apart).
-type eventTail struct {
-	size, ret, bytes, aux, seq, parent int64
-	errno                              int32
+// ctxState is what a context's latest event in the open frame fixed
+// (format version 2): an event of the same context omits the operation,
+// file, size and aux when they are the same, and its offset is expected
+// where the context's last one ended (plus its stride, a gap seen twice
+// in a row) unless that one followed the file's expected offset. The
+// writer and the reader keep it alike.
+type ctxState struct {
+	frame  uint64 // the frame it belongs to; any other: nothing fixed
+	op     string
+	opSet  bool    // op holds the context's operation in this frame
+	data   bool    // IsData(op)
+	posix  bool    // LayerOf(op) == LayerPOSIX
+	opInfo *opInfo // the reader's: the operation with what it derives
+	file   uint32
+	size   int64
+	aux    int64
+	hasEnd bool   // the last event had an offset
+	byFile bool   // ... and it was at the file's expected offset
+	endOf  uint32 // ... on this file
+	end    int64  // ... and ended there
+	gap    int64  // its offset minus the end of the one before (same file), or 0
+	stride int64  // gap when the one before had the same gap, else 0
 }
 
-// same is a == b field by field, inline: == on the struct calls the
-// compiler's generated equality function, a fifth of Event's own work.
-func (a *eventTail) same(b *eventTail) bool {
-	return a.size == b.size && a.ret == b.ret && a.bytes == b.bytes && a.aux == b.aux &&
-		a.seq == b.seq && a.parent == b.parent && a.errno == b.errno
+// expectedOffset is the offset a data event of the context on file omits:
+// the file's expected offset atFile, unless the context's last event in
+// the frame was on the same file away from the file's expectation; then
+// where that event ended plus the context's stride.
+func (s *ctxState) expectedOffset(file uint32, atFile int64) int64 {
+	if !s.hasEnd || s.byFile || s.endOf != file {
+		return atFile
+	}
+	return s.end + s.stride
 }
 
-// lineCache holds the parts of an event line that a loop repeats, encoded
-// once: the start of the line up to the operation, the context field,
-// and the fields from size to parent.
-type lineCache struct {
-	head     []byte
-	ctx      uint32
-	ctxField []byte
-	tailKey  eventTail
-	tailOK   bool
-	tail     []byte
-	// prefix is head, ctxField (when prefixCtx is not 0) and tail in
-	// one, for lines with no file or thread field; valid when prefixOK.
-	prefix    []byte
-	prefixCtx uint32
-	prefixOK  bool
-}
-
-// appendTail appends the fields of e from size to parent; data is
-// whether e's operation moves data.
-func (w *Writer) appendTail(b []byte, e *Event, data bool) []byte {
-	if e.Size != 0 {
-		b = append(b, `,"s":`...)
-		b = appendInt(b, e.Size)
+// setEnd records an event at offset off on file that ended at end;
+// atFile was the file's expected offset.
+func (s *ctxState) setEnd(file uint32, off, end, atFile int64) {
+	var gap int64
+	if s.hasEnd && s.endOf == file {
+		gap = off - s.end
 	}
-	if want := expectedRet(data, e.Size); e.Ret != want {
-		b = append(b, `,"r":`...)
-		b = appendInt(b, e.Ret)
+	s.stride = 0
+	if gap == s.gap {
+		s.stride = gap
 	}
-	if want := expectedBytesIn(data, w.lastPOSIX, e.Ret, e.Size); e.Bytes != want {
-		b = append(b, `,"b":`...)
-		b = appendInt(b, e.Bytes)
-	}
-	if e.Errno != 0 {
-		b = append(b, `,"e":`...)
-		b = appendInt(b, int64(e.Errno))
-	}
-	if e.Aux != 0 {
-		b = append(b, `,"a":`...)
-		b = appendInt(b, e.Aux)
-	}
-	if e.Seq != 0 {
-		b = append(b, `,"q":`...)
-		b = appendInt(b, e.Seq)
-	}
-	if e.Parent != 0 {
-		b = append(b, `,"p":`...)
-		b = appendInt(b, e.Parent)
-	}
-	return b
+	s.hasEnd, s.byFile, s.endOf, s.end, s.gap = true, off == atFile, file, end, gap
 }
 
 // digitPairs holds "00" to "99".
