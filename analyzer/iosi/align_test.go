@@ -129,32 +129,16 @@ func TestSupportedShare(t *testing.T) {
 // job's burst that recurs at one place in a third of the runs is not
 // added, nor one every run shows but the anchor is quiet at.
 func TestAlignedBurstTheAnchorMisses(t *testing.T) {
-	const step, vol, rate = 5.0, 3e11, 5e9
-	starts := []float64{300, 900, 1500, 2100, 2700, 3300} // in the run alone
-	stretches := []float64{1.00, 1.02, 1.04, 1.06, 1.03, 1.08, 1.05, 1.07, 1.01}
-	rng := rand.New(rand.NewPCG(11, 11))
-	put := func(w []float64, at, bytes, r float64) {
-		for q := at; q < at+bytes/r; q += step {
-			if k := int(q / step); k >= 0 && k < len(w) {
-				w[k] += r
-			}
-		}
-	}
-	var samples []Sample
-	for i, st := range stretches {
-		n := int(3700 * st / step)
-		w, r := quietRates(n, rng)
-		for _, at := range starts {
-			put(w, at*st+10*rng.NormFloat64(), vol, rate)
-		}
+	starts := trainStarts
+	const step, vol, rate = trainStep, trainVol, trainRate
+	samples := trainRuns(11, func(i int, st float64, w []float64) {
 		if i == 0 { // the least-stretched run: its fourth burst under a foreign one ten times its size
-			put(w, 2100-40, 10*vol, 2*rate)
+			putBurst(w, 2100-40, 10*vol, 2*rate)
 		}
 		if i%3 == 1 { // a foreign burst at one place in a third of the runs
-			put(w, 1200*st, vol, rate)
+			putBurst(w, 1200*st, vol, rate)
 		}
-		samples = append(samples, Sample{JobID: fmt.Sprint("run", i), StepS: step, Write: w, Read: r})
-	}
+	})
 	for _, anchorOnly := range []bool{false, true} {
 		o := Default()
 		o.BurstAlign = true
@@ -204,6 +188,42 @@ func TestTimelineGap(t *testing.T) {
 			t.Errorf("wavelet %d points, aligned %d: gap %g, want %g", c.w, c.a, got, c.want)
 		}
 	}
+}
+
+// The regular train the burst-alignment tests share: six bursts of
+// trainVol bytes at trainRate, 600 s apart, in runs of trainStep steps.
+const trainStep, trainVol, trainRate = 5.0, 3e11, 5e9
+
+var trainStarts = []float64{300, 900, 1500, 2100, 2700, 3300} // in the run alone
+
+// putBurst adds a burst of bytes at rate r from time at to the write
+// series w of trainStep steps.
+func putBurst(w []float64, at, bytes, r float64) {
+	for q := at; q < at+bytes/r; q += trainStep {
+		if k := int(q / trainStep); k >= 0 && k < len(w) {
+			w[k] += r
+		}
+	}
+}
+
+// trainRuns draws nine runs of the train, stretched by 0 to 8%, each
+// burst 10 s off its place at one standard deviation, over the quiet
+// background, from seed; foreign adds to run i (stretched by st) what
+// other jobs write there.
+func trainRuns(seed uint64, foreign func(i int, st float64, w []float64)) []Sample {
+	stretches := []float64{1.00, 1.02, 1.04, 1.06, 1.03, 1.08, 1.05, 1.07, 1.01}
+	rng := rand.New(rand.NewPCG(seed, seed))
+	var samples []Sample
+	for i, st := range stretches {
+		n := int(3700 * st / trainStep)
+		w, r := quietRates(n, rng)
+		for _, at := range trainStarts {
+			putBurst(w, at*st+10*rng.NormFloat64(), trainVol, trainRate)
+		}
+		foreign(i, st, w)
+		samples = append(samples, Sample{JobID: fmt.Sprint("run", i), StepS: trainStep, Write: w, Read: r})
+	}
+	return samples
 }
 
 // quietRates returns n steps of the background every run shows: writes

@@ -1,8 +1,6 @@
 package iosi
 
 import (
-	"fmt"
-	"math/rand/v2"
 	"slices"
 	"testing"
 )
@@ -119,29 +117,13 @@ func TestRhythmPlaces(t *testing.T) {
 // because the train's rhythm says where to look and the runs that can
 // tell show it; and that without the rhythm (NoRhythm) it is missed.
 func TestAlignedBurstTheRhythmFinds(t *testing.T) {
-	const step, vol, rate = 5.0, 3e11, 5e9
-	starts := []float64{300, 900, 1500, 2100, 2700, 3300} // in the run alone
-	stretches := []float64{1.00, 1.02, 1.04, 1.06, 1.03, 1.08, 1.05, 1.07, 1.01}
-	rng := rand.New(rand.NewPCG(13, 13))
-	put := func(w []float64, at, bytes, r float64) {
-		for q := at; q < at+bytes/r; q += step {
-			if k := int(q / step); k >= 0 && k < len(w) {
-				w[k] += r
-			}
-		}
-	}
-	var samples []Sample
-	for i, st := range stretches {
-		n := int(3700 * st / step)
-		w, r := quietRates(n, rng)
-		for _, at := range starts {
-			put(w, at*st+10*rng.NormFloat64(), vol, rate)
-		}
+	starts := trainStarts
+	const step, vol, rate = trainStep, trainVol, trainRate
+	samples := trainRuns(13, func(i int, st float64, w []float64) {
 		if i%2 == 0 && i <= 4 { // the anchor and two more: the fourth burst under a foreign one
-			put(w, 2100*st-40, 10*vol, 2*rate)
+			putBurst(w, 2100*st-40, 10*vol, 2*rate)
 		}
-		samples = append(samples, Sample{JobID: fmt.Sprint("run", i), StepS: step, Write: w, Read: r})
-	}
+	})
 	for _, noRhythm := range []bool{true, false} {
 		o := Default()
 		o.BurstAlign = true
