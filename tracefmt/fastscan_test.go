@@ -100,12 +100,11 @@ func repoRoot(t *testing.T) string {
 	return dir
 }
 
-// TestFastScannerDecodesAsGeneralPath decodes every iopred trace kept in
-// the repository and every input of the reader's fuzz corpora twice, with
-// the fast event scanner and without it, and requires the same records,
-// tables and error messages. It also cuts and corrupts some traces, so
-// that the error paths are compared too.
-func TestFastScannerDecodesAsGeneralPath(t *testing.T) {
+// committedTraces lists every iopred trace kept in the repository (outside
+// .git and build), and fails the test when there are fewer than 100: a
+// walk that found almost nothing would prove nothing.
+func committedTraces(t *testing.T) []string {
+	t.Helper()
 	root := repoRoot(t)
 	var traces []string
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
@@ -126,6 +125,16 @@ func TestFastScannerDecodesAsGeneralPath(t *testing.T) {
 	if len(traces) < 100 {
 		t.Fatalf("found only %d traces under %s", len(traces), root)
 	}
+	return traces
+}
+
+// TestFastScannerDecodesAsGeneralPath decodes every iopred trace kept in
+// the repository and every input of the reader's fuzz corpora twice, with
+// the fast event scanner and without it, and requires the same records,
+// tables and error messages. It also cuts and corrupts some traces, so
+// that the error paths are compared too.
+func TestFastScannerDecodesAsGeneralPath(t *testing.T) {
+	traces := committedTraces(t)
 	events := 0
 	for i, p := range traces {
 		data, err := os.ReadFile(p)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"io"
-	"io/fs"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -446,26 +445,7 @@ func reencode(t *testing.T, data []byte, name string) (out []byte, recs []Record
 // version 2 traces are left in that directory (named by their paths in the repository, / as __)
 // for comparing `iopred events` of the two builds.
 func TestCommittedTracesReencoded(t *testing.T) {
-	root := repoRoot(t)
-	var traces []string
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && (d.Name() == ".git" || d.Name() == "build") {
-			return filepath.SkipDir
-		}
-		if strings.HasSuffix(p, FileSuffix) {
-			traces = append(traces, p)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(traces) < 100 {
-		t.Fatalf("found only %d traces under %s", len(traces), root)
-	}
+	traces := committedTraces(t)
 	outDir := os.Getenv("IOPRED_REENCODE_OUT")
 	var oldBytes, newBytes, oldLines, newLines, events, wholeEvents int
 	dec, err := newDecoder()
@@ -529,7 +509,7 @@ func TestCommittedTracesReencoded(t *testing.T) {
 			wholeEvents += traceEvents
 		}
 		if outDir != "" {
-			rel, _ := filepath.Rel(root, p)
+			rel, _ := filepath.Rel(repoRoot(t), p)
 			name := filepath.Join(outDir, strings.ReplaceAll(rel, "/", "__"))
 			if err := os.WriteFile(name, v2, 0o644); err != nil {
 				t.Fatal(err)
